@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Secrets: wiping, constant-time comparison and locked buffers for keys.
+ * Locked buffers are page-backed, mlock()ed, excluded from core dumps and
+ * wiped with OPENSSL_cleanse before they are unmapped. Memory locks are not
+ * inherited across fork(), so a daemon calls secmem_relock_all() in the child.
+ */
+#ifndef COMMON_SECMEM_H
+#define COMMON_SECMEM_H
+
+#include <stddef.h>
+
+/* Overwrite n bytes at p with zeros in a way the compiler cannot elide. */
+void secure_zero(void *p, size_t n);
+
+/* 1 if the n bytes at a and b are equal, else 0; time independent of data. */
+int ct_equal(const void *a, const void *b, size_t n);
+
+/* A zeroed, locked buffer of n bytes, or NULL (errno not used) when memory is
+ * exhausted. If mlock is refused the buffer is still returned (a warning is
+ * logged once). Caller frees with secmem_free(p, n). */
+void *secmem_alloc(size_t n);
+
+/* Wipe, unlock and release a buffer from secmem_alloc. NULL is a no-op. */
+void secmem_free(void *p, size_t n);
+
+/* Re-apply mlock to every live secmem buffer (after fork). */
+void secmem_relock_all(void);
+
+/* Wipe every live secmem buffer in place (last resort on fatal exit paths);
+ * the buffers stay allocated. */
+void secmem_wipe_all(void);
+
+#endif

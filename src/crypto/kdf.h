@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Key derivation (spec §1.6, §2): HKDF-SHA256 with gocryptfs's info strings
+ * and scrypt for the password.
+ */
+#ifndef CRYPTO_KDF_H
+#define CRYPTO_KDF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KDF_INFO_EME "EME filename encryption"
+#define KDF_INFO_GCM "AES-GCM file content encryption"
+#define KDF_INFO_SIV "AES-SIV file content encryption"
+#define KDF_INFO_XCHACHA "XChaCha20-Poly1305 file content encryption"
+
+/* RFC 5869 HKDF-SHA256 with an empty salt; out gets outlen bytes.
+ * Returns 0 or -EIO. */
+int kdf_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm,
+		    size_t ikmlen, const char *info);
+
+/* scrypt (RFC 7914). N must be a power of two > 1. Returns 0, -EINVAL for bad
+ * parameters, -ENOMEM or -EIO. */
+int kdf_scrypt(uint8_t *out, size_t outlen, const uint8_t *pw, size_t pwlen,
+	       const uint8_t *salt, size_t saltlen, uint64_t N, uint32_t r,
+	       uint32_t p);
+
+/* SHA-512 (legacy SIV key derivation, spec §2.3) and SHA-256. */
+int kdf_sha512(uint8_t out[static 64], const uint8_t *in, size_t len);
+int kdf_sha256(uint8_t out[static 32], const uint8_t *in, size_t len);
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File-name transform of the gocryptfs v2 format (spec §4): EME-AES-256 with
+ * the per-directory IV, PKCS#7 pad16, names-b64, long-name hashing, and the
+ * xattr-name and symlink-target encodings. Pure computation, no I/O: the
+ * filesystem reads gocryptfs.diriv and .name files and passes bytes in.
+ *
+ * With plaintext names every name passes through unchanged (validity checks
+ * still apply); symlink targets too.
+ */
+#ifndef CRYPTO_NAMES_H
+#define CRYPTO_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NAMES_DIRIV_LEN 16
+#define NAMES_DIRIV_FILE "gocryptfs.diriv"
+#define NAMES_CONF_FILE "gocryptfs.conf"
+#define NAMES_LONG_PREFIX "gocryptfs.longname."
+#define NAMES_LONG_SUFFIX ".name"
+#define NAMES_MAX_PLAIN 255
+/* Longest encrypted (unhashed) name: 256 bytes in padded base64, + NUL. */
+#define NAMES_MAX_CNAME 345
+/* Largest accepted .name sidecar (spec §4.5). */
+#define NAMES_MAX_SIDECAR 344
+#define NAMES_XATTR_PREFIX "user.gocryptfs."
+
+struct content;
+struct names;
+
+struct names_params {
+	bool plaintext;	       /* PlaintextNames */
+	bool raw64;	       /* Raw64: unpadded base64url, else padded */
+	bool diriv;	       /* DirIV: per-directory IVs, else all-zero IV */
+	unsigned longnamemax;  /* hash when len(cname) > this; 62..255 */
+};
+
+/* eme_key: 32 bytes, copied into locked memory. content is borrowed (for
+ * symlink targets) and must outlive the object. Caller frees. */
+int names_new(struct names **out, const uint8_t eme_key[static 32],
+	      const struct names_params *p, struct content *content);
+void names_free(struct names *n);
+const struct names_params *names_params(const struct names *n);
+
+/* Plaintext name validity (spec §4.2): non-empty, <= 255 bytes, no '/',
+ * not "." or "..". */
+bool names_valid_plain(const char *name, size_t len);
+
+/* Encrypt one plaintext name component with directory IV iv (ignored for
+ * plaintext names) into cname (NUL-terminated, cap >= NAMES_MAX_CNAME).
+ * Returns 0, -EINVAL (invalid name) or -ENAMETOOLONG (> 255 bytes). */
+int names_encrypt(const struct names *n, const uint8_t iv[static 16],
+		  const char *name, char *cname, size_t cap);
+/* Decrypt an encrypted (unhashed) name component, with every check of spec
+ * §4.3 and §4.2. Returns 0 with a NUL-terminated name (cap >= 256), or
+ * -EBADMSG for anything corrupt. */
+int names_decrypt(const struct names *n, const uint8_t iv[static 16],
+		  const char *cname, size_t len, char *name, size_t cap);
+
+/* If cname is longer than the threshold, write its stored form
+ * "gocryptfs.longname.<b64 sha256>" to stored and return 1; otherwise copy
+ * cname to stored and return 0. cap >= NAMES_MAX_CNAME. */
+int names_store_name(const struct names *n, const char *cname, char *stored,
+		     size_t cap);
+/* "gocryptfs.longname.X" (not the sidecar). */
+bool names_is_long(const char *stored);
+/* "gocryptfs.longname.X.name". */
+bool names_is_sidecar(const char *stored);
+/* Entries hidden from listings in a directory (root: is_root). */
+bool names_is_internal(const struct names *n, const char *stored,
+		       bool is_root);
+
+/* Symlink target (spec §4.9): out gets names-b64(seal(target)), or the
+ * target itself for plaintext names. Returns 0 or -ENAMETOOLONG / -EIO. */
+int names_encrypt_symlink(const struct names *n, const char *target,
+			  size_t len, char *out, size_t cap);
+/* Returns 0 with NUL-terminated target, or -EBADMSG. */
+int names_decrypt_symlink(const struct names *n, const char *stored,
+			  size_t len, char *out, size_t cap);
+/* Plaintext length of an encrypted symlink target of stored_len chars, for
+ * st_size without decrypting; -EBADMSG if impossible. */
+long names_symlink_plain_len(const struct names *n, size_t stored_len);
+
+/* xattr names (spec §4.10): "user.gocryptfs." || names-b64(EME(tweak
+ * "xattr_name_iv_xx", pad16(name))). ACL names pass through unchanged. */
+int names_encrypt_xattr(const struct names *n, const char *name, char *out,
+			size_t cap);
+/* Returns 0 with the plaintext name, 1 if the backing name is not ours
+ * (hide it), or -EBADMSG for a corrupt encrypted name. */
+int names_decrypt_xattr(const struct names *n, const char *stored, char *out,
+			size_t cap);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The FUSE daemon (forward mode). main.c builds the crypto chain, then hands
+ * content and names engines to fs_new() and calls fs_run(), which mounts,
+ * optionally daemonizes, serves requests until unmount or SIGTERM/SIGINT,
+ * and returns. This module never learns which cipher runs.
+ */
+#ifndef FS_FS_H
+#define FS_FS_H
+
+#include <stdbool.h>
+
+struct content;
+struct names;
+struct fs;
+
+struct fs_options {
+	const char *cipherdir;	/* absolute path */
+	const char *mountpoint; /* absolute path */
+	bool foreground;	/* -fg: do not daemonize */
+	bool nosyslog;		/* daemon keeps logging to stderr */
+	bool ro;		/* -ro */
+	bool allow_other;	/* -allow_other (implies default_permissions) */
+	bool nonempty;		/* allow a non-empty mountpoint */
+	bool noprealloc;	/* -noprealloc */
+	bool debug;		/* -d: FUSE debug output */
+	bool quiet;		/* -q */
+	const char *fsname;	/* -fsname, NULL: cipherdir */
+	const char *fuse_opts;	/* -o a,b,c passed to FUSE, may be NULL */
+	/* Called in the process that will serve requests, after a fork to
+	 * the background (if any) and before the first request: e.g. to relock
+	 * key memory and log the chosen implementation. May be NULL. */
+	void (*on_ready)(void *arg);
+	void *on_ready_arg;
+};
+
+/* Errors fs_run returns, mapped to exit codes by main.c. */
+enum fs_error {
+	FS_ERR_MOUNTPOINT = -1000, /* missing, not a dir, non-empty, busy */
+	FS_ERR_CIPHERDIR = -1001,  /* cannot open CIPHERDIR */
+	FS_ERR_OTHER = -1002,
+};
+
+/* content and names are borrowed and must outlive the fs. Returns 0 or
+ * -ENOMEM. Caller frees. */
+int fs_new(struct fs **out, const struct fs_options *opt,
+	   struct content *content, struct names *names);
+/* Mount and serve. Without opt->foreground the calling process returns 0 only
+ * once the mount is ready (the parent of a daemon; it must then exit), or a
+ * negative error if mounting failed. The serving process returns 0 after a
+ * clean unmount. *is_daemon_parent tells the caller which one it is. */
+int fs_run(struct fs *fs, bool *is_daemon_parent);
+void fs_free(struct fs *fs);
+
+#endif
