@@ -1,0 +1,19 @@
+#!/bin/sh
+# Install the Debian 12 packages veilfs needs to build, run and test, when
+# any is missing. Safe to run repeatedly; needs root (apt-get).
+set -eu
+pkgs="meson ninja-build pkg-config gcc clang libfuse3-dev fuse3 libssl-dev
+libjson-c-dev libgcrypt20-dev libscrypt-dev gocryptfs python3 python3-pytest
+mandoc attr fio libclang-rt-14-dev"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "deps: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq $missing >/dev/null
+fi
