@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Password input (spec §1.7). Reads go straight into a locked buffer, one
+ * byte at a time from stdin so that a second password on the next line
+ * (-passwd reads old and new from stdin) is left for the next call.
+ */
+#include "config/password.h"
+#include "common/log.h"
+#include "common/secmem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define BUF_LEN (PASSWORD_MAX + 1)
+/* gocryptfs reads this much of a passfile: password, '\n', one more byte. */
+#define PASSFILE_READ (PASSWORD_MAX + 2)
+
+static void seterr(char *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void seterr(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, PASSWORD_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+void password_free(struct password *pw)
+{
+	if (pw->buf)
+		secmem_free(pw->buf, BUF_LEN);
+	pw->buf = NULL;
+	pw->len = 0;
+}
+
+static int alloc_buf(struct password *pw)
+{
+	if (pw->buf)
+		return 0;
+	pw->buf = secmem_alloc(BUF_LEN);
+	pw->len = 0;
+	return pw->buf ? 0 : -ENOMEM;
+}
+
+/* Read one line (without '\n') from fd into buf, byte by byte. Returns the
+ * length, or -E2BIG if longer than max, or -errno. */
+static ssize_t read_line(int fd, uint8_t *buf, size_t max)
+{
+	size_t n = 0;
+	bool toolong = false;
+
+	for (;;) {
+		uint8_t ch;
+		ssize_t r = read(fd, &ch, 1);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0 || ch == '\n')
+			break;
+		if (n < max)
+			buf[n++] = ch;
+		else
+			toolong = true;
+	}
+	return toolong ? -E2BIG : (ssize_t)n;
+}
+
+static int read_passfile(struct password *pw, const char *path, char *err)
+{
+	uint8_t *tmp = NULL;
+	size_t n = 0, line;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		seterr(err, "passfile: could not open '%s': %s", path,
+		       strerror(-rc));
+		return rc;
+	}
+	tmp = secmem_alloc(PASSFILE_READ);
+	if (!tmp) {
+		rc = -ENOMEM;
+		seterr(err, "out of memory");
+		goto out;
+	}
+	while (n < PASSFILE_READ) {
+		ssize_t r = read(fd, tmp + n, PASSFILE_READ - n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			seterr(err, "passfile: could not read '%s': %s", path,
+			       strerror(-rc));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	for (line = 0; line < n && tmp[line] != '\n'; line++)
+		;
+	if (line == 0) {
+		rc = -ENODATA;
+		seterr(err, "passfile: empty first line in '%s'", path);
+		goto out;
+	}
+	if (line > PASSWORD_MAX) {
+		rc = -EINVAL;
+		seterr(err, "passfile: max password length (%d bytes) "
+			    "exceeded in '%s'", PASSWORD_MAX, path);
+		goto out;
+	}
+	if (line + 1 < n)
+		log_warn("passfile: ignoring trailing garbage (%zu bytes) "
+			 "after the first line of '%s'", n - line - 1, path);
+	if (pw->len + line > PASSWORD_MAX) {
+		rc = -EINVAL;
+		seterr(err, "passfile: max password length (%d bytes) "
+			    "exceeded", PASSWORD_MAX);
+		goto out;
+	}
+	memcpy(pw->buf + pw->len, tmp, line);
+	pw->len += line;
+out:
+	if (tmp)
+		secmem_free(tmp, PASSFILE_READ);
+	close(fd);
+	return rc;
+}
+
+/* Build argv for -extpass: one string is split on spaces, several are used
+ * as they are. Returns a malloc'ed NULL-terminated vector (and *store, the
+ * copy the split pointers point into). */
+static char **extpass_argv(const struct password_src *src, char **store)
+{
+	char **argv;
+	size_t n = 0;
+
+	*store = NULL;
+	if (src->nextpass == 1) {
+		char *s = strdup(src->extpass[0]), *tok, *save = NULL;
+
+		if (!s)
+			return NULL;
+		argv = calloc(strlen(s) / 2 + 2, sizeof(*argv));
+		if (!argv) {
+			free(s);
+			return NULL;
+		}
+		for (tok = strtok_r(s, " ", &save); tok;
+		     tok = strtok_r(NULL, " ", &save))
+			argv[n++] = tok;
+		*store = s;
+		return argv;
+	}
+	argv = calloc(src->nextpass + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	for (size_t i = 0; i < src->nextpass; i++)
+		argv[i] = (char *)(uintptr_t)src->extpass[i];
+	return argv;
+}
+
+static int read_extpass(struct password *pw, const struct password_src *src,
+			char *err)
+{
+	char *store = NULL, **argv = extpass_argv(src, &store);
+	int pfd[2] = { -1, -1 }, status, rc = 0;
+	bool eol = false, toolong = false;
+	pid_t pid;
+
+	if (!argv) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (!argv[0]) {
+		rc = -EINVAL;
+		seterr(err, "extpass: empty command");
+		goto out;
+	}
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		rc = -errno;
+		seterr(err, "extpass: pipe: %s", strerror(-rc));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		seterr(err, "extpass: fork: %s", strerror(-rc));
+		goto out;
+	}
+	if (pid == 0) {
+		if (dup2(pfd[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "extpass: cannot run '%s': %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	/* Drain everything so the child never dies of SIGPIPE; keep only the
+	 * first line. */
+	for (;;) {
+		uint8_t chunk[256];
+		ssize_t r = read(pfd[0], chunk, sizeof(chunk));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		for (ssize_t i = 0; i < r && !eol; i++) {
+			if (chunk[i] == '\n')
+				eol = true;
+			else if (pw->len < PASSWORD_MAX)
+				pw->buf[pw->len++] = chunk[i];
+			else
+				toolong = true;
+		}
+		secure_zero(chunk, sizeof(chunk));
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			rc = -errno;
+			break;
+		}
+	}
+	if (rc) {
+		seterr(err, "extpass: %s", strerror(-rc));
+		goto out;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		rc = -EIO;
+		seterr(err, "extpass program returned an error");
+		goto out;
+	}
+	if (toolong) {
+		rc = -EINVAL;
+		seterr(err, "extpass: max password length (%d bytes) exceeded",
+		       PASSWORD_MAX);
+		goto out;
+	}
+	if (pw->len == 0) {
+		rc = -ENODATA;
+		seterr(err, "extpass: password is empty");
+	}
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	free(argv);
+	free(store);
+	return rc;
+}
+
+/* Prompt on stderr and read one line from the terminal on stdin without
+ * echo. */
+static ssize_t read_tty(uint8_t *buf, const char *prompt)
+{
+	struct termios old, raw;
+	bool restore = false;
+	ssize_t n;
+
+	fputs(prompt, stderr);
+	fflush(stderr);
+	if (tcgetattr(STDIN_FILENO, &old) == 0) {
+		raw = old;
+		raw.c_lflag &= ~(tcflag_t)ECHO;
+		raw.c_lflag |= ECHONL;
+		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
+			restore = true;
+	}
+	n = read_line(STDIN_FILENO, buf, PASSWORD_MAX);
+	if (restore)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+	if (!restore)
+		fputc('\n', stderr);
+	return n;
+}
+
+static int read_interactive(struct password *pw, const char *prompt,
+			    bool twice, char *err)
+{
+	uint8_t *again = NULL;
+	ssize_t n, m;
+	int rc = 0;
+
+	if (!isatty(STDIN_FILENO)) {
+		log_info("Reading Password from stdin");
+		n = read_line(STDIN_FILENO, pw->buf, PASSWORD_MAX);
+		if (n == -E2BIG) {
+			seterr(err, "stdin: max password length (%d bytes) "
+				    "exceeded", PASSWORD_MAX);
+			return -EINVAL;
+		}
+		if (n < 0) {
+			seterr(err, "stdin: %s", strerror((int)-n));
+			return (int)n;
+		}
+		if (n == 0) {
+			seterr(err, "Got empty Password from stdin");
+			return -ENODATA;
+		}
+		pw->len = (size_t)n;
+		return 0;
+	}
+	n = read_tty(pw->buf, prompt ? prompt : "Password: ");
+	if (n == -E2BIG) {
+		seterr(err, "max password length (%d bytes) exceeded",
+		       PASSWORD_MAX);
+		return -EINVAL;
+	}
+	if (n < 0) {
+		seterr(err, "terminal: %s", strerror((int)-n));
+		return (int)n;
+	}
+	if (n == 0) {
+		seterr(err, "Password is empty");
+		return -ENODATA;
+	}
+	pw->len = (size_t)n;
+	if (!twice)
+		return 0;
+	again = secmem_alloc(BUF_LEN);
+	if (!again) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	m = read_tty(again, "Repeat: ");
+	if (m != n || !ct_equal(again, pw->buf, (size_t)n)) {
+		seterr(err, "Passwords do not match");
+		rc = -EINVAL;
+	}
+	secmem_free(again, BUF_LEN);
+	return rc;
+}
+
+int password_read(struct password *pw, const struct password_src *src,
+		  const char *prompt, bool twice,
+		  char err[static PASSWORD_ERR_LEN])
+{
+	int rc;
+
+	err[0] = '\0';
+	rc = alloc_buf(pw);
+	if (rc) {
+		seterr(err, "out of memory");
+		return rc;
+	}
+	pw->len = 0;
+	if (src && src->npassfiles) {
+		for (size_t i = 0; i < src->npassfiles; i++) {
+			log_info("passfile: reading from file '%s'",
+				 src->passfiles[i]);
+			rc = read_passfile(pw, src->passfiles[i], err);
+			if (rc)
+				goto out;
+		}
+	} else if (src && src->nextpass) {
+		log_info("Reading password from extpass program '%s'",
+			 src->extpass[0]);
+		rc = read_extpass(pw, src, err);
+	} else {
+		rc = read_interactive(pw, prompt, twice, err);
+	}
+out:
+	if (rc) {
+		secure_zero(pw->buf, BUF_LEN);
+		pw->len = 0;
+	}
+	return rc;
+}
