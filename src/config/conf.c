@@ -556,18 +556,24 @@ int conf_parse(struct conf *c, const char *text, size_t len,
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue && memchr(text, '\0', len) == NULL) {
+		/* A bare literal or number at the very end: a NUL byte tells
+		 * json-c the input is over. */
+		root = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+	}
 	if (jerr != json_tokener_success) {
 		if (jerr == json_tokener_continue)
 			seterr(err, "invalid JSON: unexpected end of input");
 		else
-			seterr(err, "invalid JSON at offset %zu: %s",
-			       json_tokener_get_parse_end(tok),
+			seterr(err, "invalid JSON at offset %zu: %s", end,
 			       json_tokener_error_desc(jerr));
 		rc = -EINVAL;
 		goto out;
 	}
 	/* Go rejects anything but whitespace after the value. */
-	for (end = json_tokener_get_parse_end(tok); end < len; end++) {
+	for (; end < len; end++) {
 		if (!strchr(" \t\r\n", text[end])) {
 			seterr(err, "invalid JSON: data after the top-level "
 				    "value at offset %zu", end);
