@@ -160,18 +160,28 @@ class Mount:
             self.check_log_clean()
         return rc
 
-    def kill(self):
-        """SIGKILL the daemon (a crash) and clean up the dead mount."""
+    def kill(self, umount=True):
+        """SIGKILL the daemon (a crash); then clean up the dead mount
+        unless umount is False (call umount_dead() later)."""
         if self.proc is None:
             return
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
         self.proc = None
         self.logf.close()
-        subprocess.run(['fusermount3', '-u', self.mnt],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if os.path.ismount(self.mnt):
-            subprocess.run(['fusermount3', '-u', '-z', self.mnt])
+        if umount:
+            self.umount_dead()
+
+    def umount_dead(self):
+        """fusermount3 -u after a crash; lazily if something still holds
+        the dead mount. Returns the plain fusermount3 exit code."""
+        r = subprocess.run(['fusermount3', '-u', self.mnt],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            subprocess.run(['fusermount3', '-u', '-z', self.mnt],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        return r.returncode
 
     def restart(self):
         self.stop()

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+"""Full disk (issue #6, point 3): CIPHERDIR on an 8 MiB tmpfs. Writing until
+the disk is full must give the writer ENOSPC (never EIO); every earlier file
+still reads; the file being written reads back everything acknowledged.
+Preallocation (the default) must also protect the last block of a file
+whose append fails for lack of space: without it, the read-modify-write of
+that block would be overwritten in place by a write that then cannot
+complete. With -noprealloc (gocryptfs's switch) the same scenario may
+destroy that block, which is what the option costs; the test then only
+checks the other guarantees.
+
+Needs root (mount -t tmpfs).
+"""
+import errno
+import os
+import subprocess
+
+import pytest
+
+import reliab_util as ru
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip('needs root to mount a tmpfs')
+    d = os.path.join(str(tmp_path), 'tmpfs')
+    os.mkdir(d)
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m,mode=0700',
+                    'tmpfs', d], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(['umount', '-l', d])
+
+
+def fill(path, acked_model, strict):
+    """Write until even 1-byte appends fail. Every failure must be ENOSPC
+    (strict), or at least the first one (without preallocation a failed
+    write may already have destroyed the last block, so a later
+    read-modify-write of it can see EIO). Returns the number of
+    acknowledged bytes."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    acked = 0
+    errs = []
+    try:
+        for chunk in (256 * 1024, 4096, 1):
+            fails = 0
+            while fails < 3:
+                data = acked_model(acked, chunk)
+                try:
+                    n = os.write(fd, data)
+                except OSError as e:
+                    errs.append(e.errno)
+                    fails += 1
+                    continue
+                acked += n
+    finally:
+        os.close(fd)
+    names = [errno.errorcode.get(e, e) for e in errs]
+    print('write errors while filling:', names)
+    assert errs[0] == errno.ENOSPC, 'first failure %s, not ENOSPC' % names[0]
+    if strict:
+        assert set(errs) == {errno.ENOSPC}, 'writer got %s' % names
+    return acked
+
+
+@pytest.mark.parametrize('prealloc', [True, False],
+                         ids=['prealloc', 'noprealloc'])
+def test_full_disk(tmp_path, small_tmpfs, prealloc):
+    cdir = os.path.join(small_tmpfs, 'c')
+    args = [] if prealloc else ['-noprealloc']
+    m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir, mount_args=args)
+    earlier = {'e%d' % k: ru.pattern(k, 40000 + k * 777) for k in range(8)}
+    xdata = ru.pattern(99, 1000)   # a partial last block
+    big = ru.pattern(5, 1 << 20)
+
+    def model(off, n):
+        return (big * (1 + (off + n) // len(big)))[off:off + n]
+
+    with m:
+        for name, data in earlier.items():
+            with open(os.path.join(m.mnt, name), 'wb') as f:
+                f.write(data)
+        with open(os.path.join(m.mnt, 'x'), 'wb') as f:
+            f.write(xdata)
+        fpath = os.path.join(m.mnt, 'filler')
+        acked = fill(fpath, model, prealloc)
+        print('acknowledged', acked, 'bytes before ENOSPC')
+        assert acked > 4 << 20
+        # append to x: there is no room for a new block
+        with pytest.raises(OSError) as ei:
+            with open(os.path.join(m.mnt, 'x'), 'ab') as f:
+                f.write(ru.pattern(100, 100000))
+        assert ei.value.errno == errno.ENOSPC or not prealloc, ei.value
+        for name, data in earlier.items():
+            assert ru.read_file(os.path.join(m.mnt, name)) == data, name
+        if prealloc:
+            with open(fpath, 'rb') as f:
+                assert f.read(acked) == model(0, acked)
+        if prealloc:
+            # the failed append left x's last block intact
+            assert ru.read_file(os.path.join(m.mnt, 'x')) == xdata
+        else:
+            try:
+                ok = ru.read_file(os.path.join(m.mnt, 'x')) == xdata
+            except OSError as e:
+                ok = e
+            print('-noprealloc: x after the failed append:', ok)
+        # free space and carry on
+        os.unlink(fpath)
+        with open(os.path.join(m.mnt, 'e0'), 'ab') as f:
+            f.write(b'more')
+        earlier['e0'] += b'more'
+        if prealloc:
+            with open(os.path.join(m.mnt, 'x'), 'ab') as f:
+                f.write(b'tail')
+            xdata += b'tail'
+    with m:
+        for name, data in earlier.items():
+            assert ru.read_file(os.path.join(m.mnt, name)) == data, name
+        if prealloc:
+            assert ru.read_file(os.path.join(m.mnt, 'x')) == xdata
