@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: MIT
+"""File contents through a mount, over every variant: open flags (O_TRUNC,
+O_APPEND, O_EXCL, O_WRONLY with partial writes), reads and writes around
+the 4096-byte block edges, truncate grow/shrink, sparse files and
+SEEK_DATA/SEEK_HOLE, fsync, fallocate. Contents are checked against an
+in-memory model of the file."""
+
+import errno
+import itertools
+import os
+import random
+
+import pytest
+
+import util
+from util import expect_errno, read_file, write_file
+
+EDGES = [0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 10000]
+
+
+def test_create_excl(vfs):
+    p = vfs.p("f")
+    fd = os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.write(fd, b"abc")
+    os.close(fd)
+    expect_errno(errno.EEXIST, os.open, p, os.O_CREAT | os.O_EXCL |
+                 os.O_WRONLY, 0o600)
+    os.mkdir(vfs.p("d"))
+    expect_errno(errno.EEXIST, os.open, vfs.p("d"), os.O_CREAT |
+                 os.O_EXCL | os.O_WRONLY, 0o600)
+    expect_errno(errno.EISDIR, os.open, vfs.p("d"), os.O_WRONLY)
+    expect_errno(errno.ENOENT, os.open, vfs.p("none"), os.O_RDONLY)
+    expect_errno(errno.ENOENT, os.open, vfs.p("nodir", "f"),
+                 os.O_CREAT | os.O_WRONLY, 0o600)
+    assert read_file(p) == b"abc"
+    assert (os.stat(p).st_mode & 0o777) == 0o600
+
+
+def test_open_trunc(vfs):
+    p = vfs.p("f")
+    write_file(p, util.rand_bytes(9000, 1))
+    fd = os.open(p, os.O_WRONLY | os.O_TRUNC)
+    assert os.fstat(fd).st_size == 0
+    os.write(fd, b"new")
+    os.close(fd)
+    assert read_file(p) == b"new"
+    # O_TRUNC|O_CREAT on an existing file, O_RDWR
+    fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    assert os.read(fd, 10) == b""
+    os.write(fd, b"xy")
+    os.close(fd)
+    assert read_file(p) == b"xy"
+    # the backing file shrinks with it (no stale blocks after EOF)
+    back = util.only_backing_file(vfs.cipherdir)
+    assert os.stat(back).st_size == util.cipher_size(2, vfs.overhead)
+
+
+def test_open_append(vfs):
+    p = vfs.p("f")
+    write_file(p, b"0123")
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"45")
+    os.lseek(fd, 0, os.SEEK_SET)  # ignored by O_APPEND
+    os.write(fd, b"x" * 5000)
+    os.close(fd)
+    assert read_file(p) == b"012345" + b"x" * 5000
+    with open(p, "ab") as f:
+        f.write(b"END")
+    data = read_file(p)
+    assert len(data) == 5009 and data.endswith(b"xEND")
+
+
+def test_wronly_partial_writes(vfs):
+    """O_WRONLY opens must still be able to read-modify-write blocks."""
+    p = vfs.p("f")
+    base = bytearray(util.rand_bytes(12289, 2))
+    write_file(p, bytes(base))
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        for off, data in ((1, b"A"), (4095, b"BB"), (4100, b"C" * 10),
+                          (8191, b"D" * 4098), (12288, b"E"),
+                          (12289, b"F" * 3)):
+            assert os.pwrite(fd, data, off) == len(data)
+            end = off + len(data)
+            if end > len(base):
+                base.extend(b"\0" * (end - len(base)))
+            base[off:end] = data
+        expect_errno(errno.EBADF, os.read, fd, 1)
+    finally:
+        os.close(fd)
+    assert read_file(p) == bytes(base)
+
+
+def test_read_write_block_edges(vfs):
+    """Writes of many lengths at offsets around block edges, each checked
+    against a model."""
+    p = vfs.p("f")
+    model = bytearray()
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        seed = 0
+        for off in (0, 1, 4095, 4096, 4097, 8191, 8192, 8193):
+            for ln in (1, 2, 4095, 4096, 4097, 8193):
+                seed += 1
+                data = util.rand_bytes(ln, seed)
+                os.pwrite(fd, data, off)
+                end = off + ln
+                if end > len(model):
+                    model.extend(b"\0" * (end - len(model)))
+                model[off:end] = data
+                assert os.fstat(fd).st_size == len(model)
+                # read back a window around the write and the whole file
+                lo = max(0, off - 3)
+                assert os.pread(fd, ln + 6, lo) == bytes(
+                    model[lo:lo + ln + 6])
+        assert os.pread(fd, len(model) + 100, 0) == bytes(model)
+        # reads that cross EOF or start after it
+        assert os.pread(fd, 10, len(model) - 3) == bytes(model[-3:])
+        assert os.pread(fd, 10, len(model) + 5000) == b""
+    finally:
+        os.close(fd)
+    back = util.only_backing_file(vfs.cipherdir)
+    assert os.stat(back).st_size == util.cipher_size(len(model),
+                                                     vfs.overhead)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_io_model(cvfs, seed):
+    """Random pwrite/truncate/pread sequence checked against a model."""
+    rng = random.Random(seed)
+    p = cvfs.p("f")
+    model = bytearray()
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        for i in range(300):
+            op = rng.random()
+            if op < 0.6:
+                off = rng.choice([rng.randrange(0, 40000),
+                                  rng.randrange(0, 10) * 4096 +
+                                  rng.choice([-1, 0, 1])])
+                off = max(off, 0)
+                ln = rng.choice([1, 7, 4096, rng.randrange(1, 13000)])
+                data = util.rand_bytes(ln, seed * 1000 + i)
+                os.pwrite(fd, data, off)
+                if off + ln > len(model):
+                    model.extend(b"\0" * (off + ln - len(model)))
+                model[off:off + ln] = data
+            elif op < 0.75:
+                size = rng.choice([0, rng.randrange(0, 45000),
+                                   rng.randrange(0, 11) * 4096])
+                os.ftruncate(fd, size)
+                if size < len(model):
+                    del model[size:]
+                else:
+                    model.extend(b"\0" * (size - len(model)))
+            else:
+                off = rng.randrange(0, len(model) + 100)
+                ln = rng.randrange(1, 20000)
+                assert os.pread(fd, ln, off) == bytes(model[off:off + ln]), \
+                    "mismatch at step %d" % i
+            assert os.fstat(fd).st_size == len(model)
+    finally:
+        os.close(fd)
+    assert read_file(p) == bytes(model)
+
+
+def test_truncate_matrix(vfs):
+    """Every grow/shrink between the edge sizes: size, content (old prefix
+    then zeros) and ciphertext size."""
+    os.mkdir(vfs.p("t"))
+    for i, (a, b) in enumerate(itertools.product(EDGES, EDGES)):
+        p = vfs.p("t", "f%d" % i)
+        data = util.rand_bytes(a, i)
+        write_file(p, data)
+        os.truncate(p, b)
+        assert os.stat(p).st_size == b, (a, b)
+        want = data[:b] + b"\0" * max(0, b - a)
+        assert read_file(p) == want, (a, b)
+    # ftruncate on an open fd, then continue writing
+    p = vfs.p("g")
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"a" * 5000)
+        os.ftruncate(fd, 4097)
+        os.write(fd, b"b")  # fd offset is still 5000: gap of zeros
+        assert os.pread(fd, 10000, 0) == b"a" * 4097 + b"\0" * 903 + b"b"
+        os.ftruncate(fd, 0)
+        assert os.pread(fd, 10, 0) == b""
+    finally:
+        os.close(fd)
+
+
+def test_truncate_backing_sizes(vfs):
+    """Truncation leaves a ciphertext of exactly the format's size."""
+    p = vfs.p("f")
+    write_file(p, b"")
+    for size in (4097, 10000, 8192, 1, 0, 8193, 4095, 4096, 0):
+        os.truncate(p, size)
+        back = util.only_backing_file(vfs.cipherdir)
+        assert os.stat(back).st_size == util.cipher_size(size, vfs.overhead)
+        assert read_file(p) == b"\0" * size
+
+
+def test_sparse_files(vfs):
+    p = vfs.p("holes")
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, b"x", 10000)
+        assert os.fstat(fd).st_size == 10001
+        assert os.pread(fd, 20000, 0) == b"\0" * 10000 + b"x"
+        # a far write leaves whole-block holes in the backing file
+        os.pwrite(fd, b"far", 50 * 1024 * 1024)
+        assert os.fstat(fd).st_size == 50 * 1024 * 1024 + 3
+        assert os.pread(fd, 8192, 1024 * 1024) == b"\0" * 8192
+        assert os.pread(fd, 10, 50 * 1024 * 1024 - 2) == b"\0\0far"
+        # fill a hole partially
+        os.pwrite(fd, b"mid", 30000)
+        assert os.pread(fd, 6, 29998) == b"\0\0mid\0"
+    finally:
+        os.close(fd)
+    back = util.only_backing_file(vfs.cipherdir)
+    st = os.stat(back)
+    assert st.st_size == util.cipher_size(50 * 1024 * 1024 + 3,
+                                          vfs.overhead)
+    assert st.st_blocks * 512 < 1024 * 1024, "holes were written out"
+    # write past EOF of a file with a partial last block
+    q = vfs.p("grow")
+    write_file(q, b"12345")
+    with open(q, "r+b") as f:
+        f.seek(20000)
+        f.write(b"z")
+    assert read_file(q) == b"12345" + b"\0" * 19995 + b"z"
+
+
+def test_seek_data_hole(vfs):
+    """SEEK_DATA/SEEK_HOLE results must be consistent with the content
+    (exact hole reporting is optional)."""
+    p = vfs.p("f")
+    size = 1024 * 1024 + 100
+    with open(p, "wb") as f:
+        f.write(b"d" * 4096)
+        f.seek(1024 * 1024)
+        f.write(b"e" * 100)
+    content = read_file(p)
+    assert len(content) == size
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        for off in (0, 100, 4096, 8192, 500000, 1024 * 1024, size - 1):
+            d = os.lseek(fd, off, os.SEEK_DATA)
+            assert off <= d < size
+            assert content[off:d] == b"\0" * (d - off)
+            h = os.lseek(fd, off, os.SEEK_HOLE)
+            assert off <= h <= size
+            assert h in (off, size) or h % 4096 == 0
+            assert content[h:h + 1] in (b"\0", b"")
+        expect_errno(errno.ENXIO, os.lseek, fd, size, os.SEEK_DATA)
+        expect_errno(errno.ENXIO, os.lseek, fd, size + 10, os.SEEK_HOLE)
+        # the data after the big hole is found (if holes are reported)
+        d = os.lseek(fd, 8192, os.SEEK_DATA)
+        assert d in (8192, 1024 * 1024)
+    finally:
+        os.close(fd)
+
+
+def test_fsync(vfs):
+    p = vfs.p("f")
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"x" * 5000)
+        os.fsync(fd)
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    os.mkdir(vfs.p("d"))
+    dfd = os.open(vfs.p("d"), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+    os.sync()
+    # the data is in the backing file: unmount-free check of its size
+    back = [n for n in util.backing_entries(vfs.cipherdir)
+            if os.path.isfile(os.path.join(vfs.cipherdir, n))]
+    assert len(back) == 1
+    assert os.stat(os.path.join(vfs.cipherdir, back[0])).st_size == \
+        util.cipher_size(5000, vfs.overhead)
+
+
+def test_fallocate(vfs):
+    p = vfs.p("f")
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        # mode 0 on an empty file: grows, reads zeros
+        util.fallocate(fd, 0, 0, 10000)
+        assert os.fstat(fd).st_size == 10000
+        assert os.pread(fd, 20000, 0) == b"\0" * 10000
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, b"a" * 5000, 0)
+        # mode 0 past EOF keeps the data, grows with zeros
+        util.fallocate(fd, 0, 4000, 4193)
+        assert os.fstat(fd).st_size == 8193
+        assert os.pread(fd, 9000, 0) == b"a" * 5000 + b"\0" * 3193
+        # mode 0 inside the file changes nothing
+        util.fallocate(fd, 0, 10, 100)
+        assert os.fstat(fd).st_size == 8193
+        # KEEP_SIZE: size and content unchanged
+        util.fallocate(fd, util.FALLOC_FL_KEEP_SIZE, 0, 100000)
+        assert os.fstat(fd).st_size == 8193
+        assert os.pread(fd, 9000, 0) == b"a" * 5000 + b"\0" * 3193
+        # other modes are not supported
+        for mode in (util.FALLOC_FL_PUNCH_HOLE | util.FALLOC_FL_KEEP_SIZE,
+                     util.FALLOC_FL_ZERO_RANGE,
+                     util.FALLOC_FL_COLLAPSE_RANGE,
+                     util.FALLOC_FL_INSERT_RANGE):
+            expect_errno(errno.EOPNOTSUPP, util.fallocate, fd, mode, 0, 4096)
+        assert os.pread(fd, 9000, 0) == b"a" * 5000 + b"\0" * 3193
+        # posix_fallocate works either way
+        os.posix_fallocate(fd, 0, 12289)
+        assert os.fstat(fd).st_size == 12289
+        assert os.pread(fd, 20000, 0) == b"a" * 5000 + b"\0" * 7289
+    finally:
+        os.close(fd)
+    back = util.only_backing_file(vfs.cipherdir)
+    assert os.stat(back).st_size == util.cipher_size(12289, vfs.overhead)
+
+
+def test_empty_file_has_empty_ciphertext(vfs):
+    write_file(vfs.p("e"), b"")
+    back = util.only_backing_file(vfs.cipherdir)
+    assert os.stat(back).st_size == 0
+    assert read_file(vfs.p("e")) == b""
+    write_file(vfs.p("e"), b"1")
+    assert os.stat(back).st_size == util.cipher_size(1, vfs.overhead)
