@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Namespace operations on the encrypted tree (spec §4). Every syscall is
+ * relative to a cached directory fd and uses the stored name with
+ * O_NOFOLLOW / AT_SYMLINK_NOFOLLOW. A new directory never exists without its
+ * gocryptfs.diriv; long names get their .name sidecar before the entry and
+ * lose it after the entry is gone.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/secmem.h"
+#include "fs/dir.h"
+#include "fs/file.h"
+#include "fs/inode.h"
+
+#define SIDECAR_NAME_MAX (INODE_NAME_MAX + sizeof(NAMES_LONG_SUFFIX))
+/* Longest stored symlink target we read back. */
+#define LINK_MAX_STORED 8192
+
+struct dname {
+	char stored[INODE_NAME_MAX];
+	char cname[NAMES_MAX_CNAME];
+	bool is_long;
+};
+
+static int read_small(int dfd, const char *name, uint8_t *buf, size_t cap,
+		      size_t *len)
+{
+	ssize_t r;
+	size_t done = 0;
+	int fd, rc = 0;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < cap) {
+		r = read(fd, buf + done, cap - done);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	close(fd);
+	*len = done;
+	return rc;
+}
+
+int dir_iv(struct fs *fs, struct inode *dir, int dfd,
+	   uint8_t iv[static NAMES_DIRIV_LEN])
+{
+	static const uint8_t zero[NAMES_DIRIV_LEN];
+	uint8_t buf[NAMES_DIRIV_LEN + 1];
+	size_t len;
+	int rc;
+
+	if (fs->plaintext || !fs->diriv) {
+		memset(iv, 0, NAMES_DIRIV_LEN);
+		return 0;
+	}
+	pthread_mutex_lock(&fs->lock);
+	if (dir->iv_valid) {
+		memcpy(iv, dir->iv, NAMES_DIRIV_LEN);
+		pthread_mutex_unlock(&fs->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	/* spec §4.1: exactly 16 bytes, not all zero. */
+	rc = read_small(dfd, NAMES_DIRIV_FILE, buf, sizeof(buf), &len);
+	if (rc || len != NAMES_DIRIV_LEN || !memcmp(buf, zero, len)) {
+		log_warn("directory inode %ju: missing or corrupt %s",
+			 (uintmax_t)dir->ino, NAMES_DIRIV_FILE);
+		return -EIO;
+	}
+	memcpy(iv, buf, NAMES_DIRIV_LEN);
+	pthread_mutex_lock(&fs->lock);
+	memcpy(dir->iv, buf, NAMES_DIRIV_LEN);
+	dir->iv_valid = true;
+	pthread_mutex_unlock(&fs->lock);
+	return 0;
+}
+
+/* Plaintext name -> stored name in dir. */
+static int enc_name(struct fs *fs, struct inode *dir, int dfd,
+		    const char *name, struct dname *dn)
+{
+	uint8_t iv[NAMES_DIRIV_LEN];
+	int rc;
+
+	if (!names_valid_plain(name, strlen(name)))
+		return strlen(name) > NAMES_MAX_PLAIN ? -ENAMETOOLONG : -EINVAL;
+	/* spec §4.8: gocryptfs.conf is reserved in the root. */
+	if (fs->plaintext && dir == &fs->root && !strcmp(name, NAMES_CONF_FILE))
+		return -EPERM;
+	rc = dir_iv(fs, dir, dfd, iv);
+	if (rc)
+		return rc;
+	rc = names_encrypt(fs->names, iv, name, dn->cname, sizeof(dn->cname));
+	if (rc)
+		return rc;
+	rc = names_store_name(fs->names, dn->cname, dn->stored,
+			      sizeof(dn->stored));
+	if (rc < 0)
+		return rc;
+	dn->is_long = rc == 1;
+	return 0;
+}
+
+static void sidecar_path(const struct dname *dn, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s%s", dn->stored, NAMES_LONG_SUFFIX);
+}
+
+/* Returns 1 if we created the sidecar, 0 if none is needed or it exists. */
+static int sidecar_create(int dfd, const struct dname *dn)
+{
+	char path[SIDECAR_NAME_MAX];
+	size_t len = strlen(dn->cname), done = 0;
+	int fd, rc = 0;
+
+	if (!dn->is_long)
+		return 0;
+	sidecar_path(dn, path, sizeof(path));
+	fd = openat(dfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				       O_CLOEXEC, 0444);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -errno;
+	while (done < len) {
+		ssize_t r = write(fd, dn->cname + done, len - done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		done += (size_t)r;
+	}
+	close(fd);
+	if (rc) {
+		unlinkat(dfd, path, 0);
+		return rc;
+	}
+	return 1;
+}
+
+static void sidecar_remove(int dfd, const struct dname *dn)
+{
+	char path[SIDECAR_NAME_MAX];
+
+	if (!dn->is_long)
+		return;
+	sidecar_path(dn, path, sizeof(path));
+	if (unlinkat(dfd, path, 0) < 0 && errno != ENOENT)
+		log_warn("could not remove long-name sidecar: %s",
+			 strerror(errno));
+}
+
+/* Shared prologue: dir fd and encrypted name. */
+static int prep(struct fs *fs, struct inode *dir, const char *name, int *dfd,
+		struct dname *dn)
+{
+	int rc;
+
+	*dfd = dirfd_get(fs, dir);
+	if (*dfd < 0)
+		return *dfd;
+	rc = enc_name(fs, dir, *dfd, name, dn);
+	if (rc) {
+		dirfd_put(fs, dir);
+		*dfd = -1;
+	}
+	return rc;
+}
+
+/* Shared epilogue of the create family: owner, stat, inode. */
+static int finish_new(struct fs *fs, struct inode *dir, int dfd,
+		      const struct dname *dn, const struct cred *cr,
+		      struct inode **out, struct stat *st)
+{
+	if (fs->as_root_chown && cr &&
+	    fchownat(dfd, dn->stored, cr->uid, cr->gid,
+		     AT_SYMLINK_NOFOLLOW) < 0)
+		log_warn("chown of new entry failed: %s", strerror(errno));
+	if (fstatat(dfd, dn->stored, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	*out = inode_lookup_add(fs, dir, dn->stored, st);
+	return *out ? 0 : -ENOMEM;
+}
+
+int dir_lookup(struct fs *fs, struct inode *dir, const char *name,
+	       struct inode **out, struct stat *st)
+{
+	struct dname dn;
+	int dfd, rc;
+
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		return rc;
+	if (fstatat(dfd, dn.stored, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = -errno;
+	} else {
+		*out = inode_lookup_add(fs, dir, dn.stored, st);
+		if (!*out)
+			rc = -ENOMEM;
+	}
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+int dir_mknod(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
+	      dev_t rdev, const struct cred *cr, struct inode **out,
+	      struct stat *st)
+{
+	struct dname dn;
+	int dfd, rc, made;
+
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		return rc;
+	made = sidecar_create(dfd, &dn);
+	if (made < 0) {
+		rc = made;
+		goto out;
+	}
+	if (mknodat(dfd, dn.stored, mode, rdev) < 0) {
+		rc = -errno;
+		if (made)
+			sidecar_remove(dfd, &dn);
+		goto out;
+	}
+	rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
+out:
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+/* Write a new gocryptfs.diriv into the directory fd cfd (spec §4.1). */
+static int write_diriv(int cfd, uint8_t iv[static NAMES_DIRIV_LEN])
+{
+	int fd, rc = 0;
+
+	if (getrandom(iv, NAMES_DIRIV_LEN, 0) != NAMES_DIRIV_LEN)
+		return -EIO;
+	fd = openat(cfd, NAMES_DIRIV_FILE,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, iv, NAMES_DIRIV_LEN) != NAMES_DIRIV_LEN)
+		rc = -EIO;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
+	      const struct cred *cr, struct inode **out, struct stat *st)
+{
+	uint8_t iv[NAMES_DIRIV_LEN];
+	struct dname dn;
+	int dfd, cfd = -1, rc, made;
+	bool with_iv = !fs->plaintext && fs->diriv;
+
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		return rc;
+	made = sidecar_create(dfd, &dn);
+	if (made < 0) {
+		rc = made;
+		goto out;
+	}
+	if (mkdirat(dfd, dn.stored, with_iv ? (mode | 0700) : mode) < 0) {
+		rc = -errno;
+		if (made)
+			sidecar_remove(dfd, &dn);
+		goto out;
+	}
+	if (with_iv) {
+		cfd = openat(dfd, dn.stored,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = cfd < 0 ? -errno : write_diriv(cfd, iv);
+		if (!rc && (mode & 0700) != 0700 && fchmod(cfd, mode) < 0)
+			rc = -errno;
+		if (rc) {
+			log_warn("mkdir: could not create %s: %s",
+				 NAMES_DIRIV_FILE, strerror(-rc));
+			if (cfd >= 0)
+				unlinkat(cfd, NAMES_DIRIV_FILE, 0);
+			unlinkat(dfd, dn.stored, AT_REMOVEDIR);
+			if (made)
+				sidecar_remove(dfd, &dn);
+			goto out;
+		}
+	}
+	rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
+	if (!rc && with_iv) {
+		pthread_mutex_lock(&fs->lock);
+		memcpy((*out)->iv, iv, NAMES_DIRIV_LEN);
+		(*out)->iv_valid = true;
+		pthread_mutex_unlock(&fs->lock);
+	}
+out:
+	if (cfd >= 0)
+		close(cfd);
+	secure_zero(iv, sizeof(iv));
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+int dir_symlink(struct fs *fs, struct inode *dir, const char *name,
+		const char *target, const struct cred *cr, struct inode **out,
+		struct stat *st)
+{
+	struct dname dn;
+	char *enc = NULL;
+	int dfd = -1, rc, made;
+
+	enc = malloc(LINK_MAX_STORED);
+	if (!enc)
+		return -ENOMEM;
+	rc = names_encrypt_symlink(fs->names, target, strlen(target), enc,
+				   LINK_MAX_STORED);
+	if (rc)
+		goto out_free;
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		goto out_free;
+	made = sidecar_create(dfd, &dn);
+	if (made < 0) {
+		rc = made;
+		goto out;
+	}
+	if (symlinkat(enc, dfd, dn.stored) < 0) {
+		rc = -errno;
+		if (made)
+			sidecar_remove(dfd, &dn);
+		goto out;
+	}
+	rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
+out:
+	dirfd_put(fs, dir);
+out_free:
+	free(enc);
+	return rc;
+}
+
+int dir_create(struct fs *fs, struct inode *dir, const char *name,
+	       mode_t mode, int flags, const struct cred *cr,
+	       struct inode **out, struct stat *st)
+{
+	struct dname dn;
+	int dfd, fd = -1, rc, made, oflags;
+
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		return rc;
+	made = sidecar_create(dfd, &dn);
+	if (made < 0) {
+		rc = made;
+		goto out;
+	}
+	/* spec §3.9: always read-write, no O_APPEND (we compute offsets). */
+	oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+		 (flags & (O_EXCL | O_TRUNC));
+	fd = openat(dfd, dn.stored, oflags, mode);
+	if (fd < 0) {
+		rc = -errno;
+		if (made)
+			sidecar_remove(dfd, &dn);
+		goto out;
+	}
+	if (fs->as_root_chown && cr && fchown(fd, cr->uid, cr->gid) < 0)
+		log_warn("chown of new file failed: %s", strerror(errno));
+	if (fstat(fd, st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	*out = inode_lookup_add(fs, dir, dn.stored, st);
+	if (!*out) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	file_attach(fs, *out, fd, true);
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
+	     const char *name, struct inode **out, struct stat *st)
+{
+	struct dname dn;
+	struct loc l;
+	int dfd, sfd, rc, made;
+
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		return rc;
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		goto out_loc;
+	sfd = dirfd_get(fs, l.parent);
+	if (sfd < 0) {
+		rc = sfd;
+		goto out_dfd;
+	}
+	made = sidecar_create(dfd, &dn);
+	if (made < 0) {
+		rc = made;
+		goto out;
+	}
+	if (linkat(sfd, l.name, dfd, dn.stored, 0) < 0) {
+		rc = -errno;
+		if (made)
+			sidecar_remove(dfd, &dn);
+		goto out;
+	}
+	rc = finish_new(fs, dir, dfd, &dn, NULL, out, st);
+out:
+	dirfd_put(fs, l.parent);
+out_dfd:
+	dirfd_put(fs, dir);
+out_loc:
+	loc_put(fs, &l);
+	return rc;
+}
+
+/* Forget the name of whatever inode st describes at (dir, stored). */
+static void drop_name(struct fs *fs, struct inode *dir, const char *stored,
+		      const struct stat *st)
+{
+	struct inode *in = inode_find_pin(fs, st->st_dev, st->st_ino);
+
+	if (!in)
+		return;
+	inode_unlink_name(fs, in, dir, stored);
+	if (S_ISDIR(st->st_mode))
+		dirfd_drop(fs, in);
+	inode_unpin(fs, in);
+}
+
+int dir_unlink(struct fs *fs, struct inode *dir, const char *name)
+{
+	struct dname dn;
+	struct stat st;
+	int dfd, rc;
+
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		return rc;
+	if (fstatat(dfd, dn.stored, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+		goto out;
+	}
+	if (unlinkat(dfd, dn.stored, 0) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	sidecar_remove(dfd, &dn);
+	drop_name(fs, dir, dn.stored, &st);
+out:
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+/* The rmdir procedure of spec §4.1 on entry stored in dfd. st gets the
+ * removed directory's stat. */
+static int rmdir_at(struct fs *fs, int dfd, const char *stored,
+		    struct stat *st)
+{
+	char tmp[64];
+	struct dirent *de;
+	uint64_t r;
+	DIR *d = NULL;
+	int cfd, fd2, rc = 0;
+
+	cfd = openat(dfd, stored, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					  O_CLOEXEC);
+	if (cfd < 0)
+		return -errno;
+	if (fstat(cfd, st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (fs->plaintext || !fs->diriv)
+		goto plain;
+	fd2 = openat(cfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd2 < 0) {
+		rc = -errno;
+		goto out;
+	}
+	d = fdopendir(fd2);
+	if (!d) {
+		rc = -errno;
+		close(fd2);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, NAMES_DIRIV_FILE))
+			continue;
+		rc = -ENOTEMPTY;
+		goto out;
+	}
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r)) {
+		rc = -EIO;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.rmdir.%llu", NAMES_DIRIV_FILE,
+		 (unsigned long long)r);
+	if (renameat(cfd, NAMES_DIRIV_FILE, dfd, tmp) < 0) {
+		if (errno != ENOENT) {
+			rc = -errno;
+			goto out;
+		}
+		goto plain;
+	}
+	if (unlinkat(dfd, stored, AT_REMOVEDIR) < 0) {
+		rc = -errno;
+		if (renameat(dfd, tmp, cfd, NAMES_DIRIV_FILE) < 0)
+			log_err("rmdir: could not restore %s: %s",
+				NAMES_DIRIV_FILE, strerror(errno));
+		goto out;
+	}
+	if (unlinkat(dfd, tmp, 0) < 0)
+		log_warn("rmdir: could not remove %s: %s", tmp,
+			 strerror(errno));
+	goto out;
+plain:
+	if (unlinkat(dfd, stored, AT_REMOVEDIR) < 0)
+		rc = -errno;
+out:
+	if (d)
+		closedir(d);
+	close(cfd);
+	return rc;
+}
+
+int dir_rmdir(struct fs *fs, struct inode *dir, const char *name)
+{
+	struct dname dn;
+	struct stat st;
+	int dfd, rc;
+
+	rc = prep(fs, dir, name, &dfd, &dn);
+	if (rc)
+		return rc;
+	rc = rmdir_at(fs, dfd, dn.stored, &st);
+	if (!rc) {
+		sidecar_remove(dfd, &dn);
+		drop_name(fs, dir, dn.stored, &st);
+	}
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+int dir_rename(struct fs *fs, struct inode *dir, const char *name,
+	       struct inode *newdir, const char *newname, unsigned flags)
+{
+	struct dname sn, dn;
+	struct stat sst, dst, rst;
+	struct inode *sin = NULL, *din = NULL;
+	int sfd, dfd = -1, rc, made = 0;
+	bool have_dst = false;
+
+	rc = prep(fs, dir, name, &sfd, &sn);
+	if (rc)
+		return rc;
+	rc = prep(fs, newdir, newname, &dfd, &dn);
+	if (rc)
+		goto out_s;
+	if (fstatat(sfd, sn.stored, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	have_dst = fstatat(dfd, dn.stored, &dst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (dir == newdir && !strcmp(sn.stored, dn.stored))
+		goto out; /* rename onto itself */
+	made = sidecar_create(dfd, &dn);
+	if (made < 0) {
+		rc = made;
+		goto out;
+	}
+	rc = renameat2(sfd, sn.stored, dfd, dn.stored, flags) < 0 ? -errno : 0;
+	if ((rc == -ENOTEMPTY || rc == -EEXIST) && !flags && have_dst &&
+	    S_ISDIR(dst.st_mode) && S_ISDIR(sst.st_mode)) {
+		/* The target directory still holds its diriv: remove it
+		 * the gocryptfs way if it is otherwise empty, then retry. */
+		rc = rmdir_at(fs, dfd, dn.stored, &rst);
+		if (!rc)
+			rc = renameat2(sfd, sn.stored, dfd, dn.stored, 0) < 0 ?
+				     -errno : 0;
+	}
+	if (rc) {
+		if (made)
+			sidecar_remove(dfd, &dn);
+		goto out;
+	}
+	if (!(flags & RENAME_EXCHANGE))
+		sidecar_remove(sfd, &sn);
+
+	sin = inode_find_pin(fs, sst.st_dev, sst.st_ino);
+	if (have_dst)
+		din = inode_find_pin(fs, dst.st_dev, dst.st_ino);
+	if (din && din != sin) {
+		if (flags & RENAME_EXCHANGE) {
+			inode_relink(fs, din, dir, sn.stored);
+		} else {
+			inode_unlink_name(fs, din, newdir, dn.stored);
+			if (S_ISDIR(dst.st_mode))
+				dirfd_drop(fs, din);
+		}
+	}
+	if (sin)
+		inode_relink(fs, sin, newdir, dn.stored);
+	if (din)
+		inode_unpin(fs, din);
+	if (sin)
+		inode_unpin(fs, sin);
+out:
+	dirfd_put(fs, newdir);
+out_s:
+	dirfd_put(fs, dir);
+	return rc;
+}
+
+int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap)
+{
+	struct loc l;
+	char *enc;
+	ssize_t n;
+	int pfd, rc;
+
+	enc = malloc(LINK_MAX_STORED);
+	if (!enc)
+		return -ENOMEM;
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		goto out_free;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		rc = pfd;
+		goto out;
+	}
+	n = readlinkat(pfd, l.name, enc, LINK_MAX_STORED - 1);
+	rc = n < 0 ? -errno : 0;
+	dirfd_put(fs, l.parent);
+	if (rc)
+		goto out;
+	enc[n] = 0;
+	rc = names_decrypt_symlink(fs->names, enc, (size_t)n, buf, cap);
+	if (rc) {
+		log_warn("inode %ju: corrupt symlink target",
+			 (uintmax_t)in->ino);
+		rc = -EIO;
+	}
+out:
+	loc_put(fs, &l);
+out_free:
+	free(enc);
+	return rc;
+}
+
+static int list_add(struct dir_list *dl, const char *name, const char *stored,
+		    ino_t ino, unsigned char type)
+{
+	struct dir_ent *e;
+
+	if (dl->n == dl->cap) {
+		size_t cap = dl->cap ? dl->cap * 2 : 64;
+		struct dir_ent *ne = realloc(dl->ents, cap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		dl->ents = ne;
+		dl->cap = cap;
+	}
+	e = &dl->ents[dl->n];
+	e->name = strdup(name);
+	e->stored = strdup(stored);
+	if (!e->name || !e->stored) {
+		free(e->name);
+		free(e->stored);
+		return -ENOMEM;
+	}
+	e->ino = ino;
+	e->type = type;
+	dl->n++;
+	return 0;
+}
+
+void dir_list_free(struct dir_list *dl)
+{
+	size_t i;
+
+	for (i = 0; i < dl->n; i++) {
+		free(dl->ents[i].name);
+		free(dl->ents[i].stored);
+	}
+	free(dl->ents);
+	memset(dl, 0, sizeof(*dl));
+}
+
+/* Decrypt one listed backing name; 1 = hide it. */
+static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
+		     const uint8_t *iv, const char *stored, char *name)
+{
+	char side[SIDECAR_NAME_MAX];
+	char cname[NAMES_MAX_SIDECAR + 1];
+	size_t len;
+	int rc;
+
+	if (names_is_internal(fs->names, stored, dir == &fs->root))
+		return 1;
+	if (fs->plaintext) {
+		strcpy(name, stored);
+		return 0;
+	}
+	if (names_is_long(stored)) {
+		snprintf(side, sizeof(side), "%s%s", stored, NAMES_LONG_SUFFIX);
+		rc = read_small(dfd, side, (uint8_t *)cname,
+				NAMES_MAX_SIDECAR + 1, &len);
+		if (rc || len == 0 || len > NAMES_MAX_SIDECAR) {
+			log_warn("directory inode %ju: hiding '%s': bad or "
+				 "missing .name file",
+				 (uintmax_t)dir->ino, stored);
+			return 1;
+		}
+		cname[len] = 0;
+		rc = names_decrypt(fs->names, iv, cname, len, name,
+				   NAMES_MAX_PLAIN + 1);
+	} else {
+		rc = names_decrypt(fs->names, iv, stored, strlen(stored), name,
+				   NAMES_MAX_PLAIN + 1);
+	}
+	if (rc) {
+		log_warn("directory inode %ju: hiding undecryptable name '%s'",
+			 (uintmax_t)dir->ino, stored);
+		return 1;
+	}
+	return 0;
+}
+
+int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
+{
+	uint8_t iv[NAMES_DIRIV_LEN];
+	char name[NAMES_MAX_PLAIN + 1];
+	struct dirent *de;
+	DIR *d = NULL;
+	int dfd, fd, rc;
+
+	memset(dl, 0, sizeof(*dl));
+	dfd = dirfd_get(fs, dir);
+	if (dfd < 0)
+		return dfd;
+	rc = dir_iv(fs, dir, dfd, iv);
+	if (rc)
+		goto out;
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		goto out;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			rc = -errno;
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
+			rc = list_add(dl, de->d_name, de->d_name, de->d_ino,
+				      DT_DIR);
+		} else if (dec_entry(fs, dir, dfd, iv, de->d_name, name)) {
+			continue;
+		} else {
+			rc = list_add(dl, name, de->d_name, de->d_ino,
+				      de->d_type);
+		}
+		if (rc)
+			break;
+	}
+out:
+	if (d)
+		closedir(d);
+	dirfd_put(fs, dir);
+	if (rc)
+		dir_list_free(dl);
+	return rc;
+}

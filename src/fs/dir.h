@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Directory and namespace operations: name encryption with the per-directory
+ * IV (cached per inode), long-name sidecars, listing snapshots, and the
+ * create/remove/rename family (spec §4). Results are backing stats; ops.c
+ * converts sizes for the kernel.
+ */
+#ifndef FS_DIR_H
+#define FS_DIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "fs/inode.h"
+
+struct fs;
+struct inode;
+
+/* Who asked: as root with allow_other, new objects are chowned to them. */
+struct cred {
+	uid_t uid;
+	gid_t gid;
+};
+
+struct dir_ent {
+	char *name;	/* plaintext */
+	char *stored;	/* backing name */
+	ino_t ino;
+	unsigned char type; /* DT_* */
+};
+
+struct dir_list {
+	struct dir_ent *ents;
+	size_t n, cap;
+};
+
+/* Directory IV of dir (fd dfd); zeros without DirIV. */
+int dir_iv(struct fs *fs, struct inode *dir, int dfd,
+	   uint8_t iv[static NAMES_DIRIV_LEN]);
+
+int dir_lookup(struct fs *fs, struct inode *dir, const char *name,
+	       struct inode **out, struct stat *st);
+int dir_mknod(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
+	      dev_t rdev, const struct cred *cr, struct inode **out,
+	      struct stat *st);
+int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
+	      const struct cred *cr, struct inode **out, struct stat *st);
+int dir_symlink(struct fs *fs, struct inode *dir, const char *name,
+		const char *target, const struct cred *cr, struct inode **out,
+		struct stat *st);
+/* Create and open; the fd is attached to *out as one handle. */
+int dir_create(struct fs *fs, struct inode *dir, const char *name,
+	       mode_t mode, int flags, const struct cred *cr,
+	       struct inode **out, struct stat *st);
+int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
+	     const char *name, struct inode **out, struct stat *st);
+int dir_unlink(struct fs *fs, struct inode *dir, const char *name);
+int dir_rmdir(struct fs *fs, struct inode *dir, const char *name);
+int dir_rename(struct fs *fs, struct inode *dir, const char *name,
+	       struct inode *newdir, const char *newname, unsigned flags);
+/* Decrypted symlink target into buf (cap bytes, NUL-terminated). */
+int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap);
+
+/* Listing snapshot of dir with decrypted names ("." and ".." first). */
+int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl);
+void dir_list_free(struct dir_list *dl);
+
+#endif

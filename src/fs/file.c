@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Plaintext I/O over the encrypted block layout (spec §3). One backing fd per
+ * inode is shared by all its FUSE handles (opened O_RDWR when any handle
+ * writes, because partial writes must read). The per-inode rwlock lets reads
+ * run in parallel and serialises every read-modify-write, truncate and
+ * header creation. Each request does one pread or pwrite of the whole
+ * ciphertext range, with one buffer per request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/secmem.h"
+#include "fs/file.h"
+#include "fs/inode.h"
+
+#define PBS CONTENT_PLAIN_BS
+#define HL CONTENT_HEADER_LEN
+
+static const uint8_t zero_block[PBS];
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off,
+		      size_t *got)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (uint8_t *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*got = done;
+	return 0;
+}
+
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pwrite(fd, (const uint8_t *)buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Reserve backing space so that a full disk fails before we overwrite. */
+static int prealloc(struct fs *fs, int fd, uint64_t off, uint64_t len)
+{
+	if (fs->opt.noprealloc || !len)
+		return 0;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0) {
+		if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Load the file ID. Returns 1 (ID valid), 0 (empty or header-only file) or
+ * -errno. Caller holds in->rw (either mode). */
+static int load_id(struct inode *in, int fd)
+{
+	uint8_t hdr[HL + 1];
+	size_t got;
+	int rc;
+
+	pthread_mutex_lock(&in->hdr_lock);
+	if (in->id_valid) {
+		rc = 1;
+		goto out;
+	}
+	rc = pread_full(fd, hdr, sizeof(hdr), 0, &got);
+	if (rc)
+		goto out;
+	if (got <= HL) {
+		/* spec §3.1: a header-only file counts as empty. */
+		rc = 0;
+		goto out;
+	}
+	if (content_header_parse(hdr, in->id)) {
+		log_warn("inode %ju: corrupt file header", (uintmax_t)in->ino);
+		rc = -EIO;
+		goto out;
+	}
+	in->id_valid = true;
+	rc = 1;
+out:
+	pthread_mutex_unlock(&in->hdr_lock);
+	return rc;
+}
+
+/* Write a fresh header (new file ID) at offset 0. rw held for writing. */
+static int new_header(struct fs *fs, struct inode *in, int fd)
+{
+	uint8_t hdr[HL];
+	int rc;
+
+	content_header_new(fs->content, hdr, in->id);
+	rc = prealloc(fs, fd, 0, HL);
+	if (!rc)
+		rc = pwrite_full(fd, hdr, HL, 0);
+	in->id_valid = !rc;
+	return rc;
+}
+
+static int cipher_size(int fd, uint64_t *csize)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*csize = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Decrypt block b into out (PBS bytes; bytes past the block's end are
+ * zeroed). *plen gets the plaintext length (0 past EOF). */
+static int read_block(struct fs *fs, struct inode *in, int fd, uint64_t b,
+		      uint8_t *out, size_t *plen)
+{
+	uint8_t ct[CONTENT_MAX_CIPHER_BS];
+	uint64_t bad = 0;
+	size_t got;
+	int rc;
+
+	*plen = 0;
+	memset(out, 0, PBS);
+	rc = pread_full(fd, ct, fs->cbs, content_block_cipher_off(fs->content, b),
+			&got);
+	if (rc || !got)
+		return rc;
+	rc = content_decrypt_blocks(fs->content, out, plen, ct, got, b, in->id,
+				    &bad);
+	if (rc == -EBADMSG) {
+		log_warn("inode %ju: block %ju is corrupt", (uintmax_t)in->ino,
+			 (uintmax_t)bad);
+		return -EIO;
+	}
+	return rc;
+}
+
+/* Encrypt and write [off, off+len) given plaintext size S; the header
+ * exists. A partly covered first or last block is read, merged and
+ * re-encrypted; gaps inside a block become zeros. rw held for writing. */
+static int write_blocks(struct fs *fs, struct inode *in, int fd,
+			const uint8_t *data, size_t len, uint64_t off,
+			uint64_t S)
+{
+	uint64_t b0 = off / PBS, b1 = (off + len - 1) / PBS;
+	uint64_t end = off + len, pend, coff;
+	size_t n = (size_t)(b1 - b0 + 1), head = (size_t)(off % PBS);
+	size_t ptlen, ctlen, plen;
+	bool head_old = head && b0 * PBS < S;
+	bool tail_old = (end % PBS) && end < S;
+	uint8_t *ptbuf = NULL, *ct = NULL;
+	const uint8_t *pt = data;
+	int rc;
+
+	pend = (b1 + 1) * PBS;
+	if (S < pend)
+		pend = S;
+	if (end > pend)
+		pend = end;
+	ptlen = (size_t)(pend - b0 * PBS);
+
+	if (head || tail_old) {
+		ptbuf = malloc(n * PBS);
+		if (!ptbuf)
+			return -ENOMEM;
+		if (head_old) {
+			rc = read_block(fs, in, fd, b0, ptbuf, &plen);
+			if (rc)
+				goto out;
+		} else if (head) {
+			memset(ptbuf, 0, PBS);
+		}
+		if (tail_old && (n > 1 || !head_old)) {
+			rc = read_block(fs, in, fd, b1, ptbuf + (n - 1) * PBS,
+					&plen);
+			if (rc)
+				goto out;
+		}
+		memcpy(ptbuf + head, data, len);
+		pt = ptbuf;
+	}
+
+	ctlen = (size_t)(content_plain_to_cipher_size(fs->content, ptlen) - HL);
+	ct = malloc(ctlen);
+	if (!ct) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = content_encrypt_blocks(fs->content, ct, pt, ptlen, b0, in->id);
+	if (rc)
+		goto out;
+	coff = content_block_cipher_off(fs->content, b0);
+	rc = prealloc(fs, fd, coff, ctlen);
+	if (!rc)
+		rc = pwrite_full(fd, ct, ctlen, coff);
+out:
+	free(ptbuf);
+	free(ct);
+	return rc;
+}
+
+/* Make sure the header exists and the ID is loaded; *S gets the plaintext
+ * size. rw held for writing. */
+static int prepare_write(struct fs *fs, struct inode *in, int fd, uint64_t *S)
+{
+	uint64_t csize;
+	int rc;
+
+	rc = cipher_size(fd, &csize);
+	if (rc)
+		return rc;
+	if (csize <= HL) {
+		*S = 0;
+		return new_header(fs, in, fd);
+	}
+	*S = content_cipher_to_plain_size(fs->content, csize, NULL);
+	rc = load_id(in, fd);
+	if (rc == 0)
+		rc = new_header(fs, in, fd);
+	return rc < 0 ? rc : 0;
+}
+
+/* spec §3.9: before writing past the block holding the last byte, pad that
+ * partial block with zeros to a full block. */
+static int pad_last_block(struct fs *fs, struct inode *in, int fd,
+			  uint64_t *S, uint64_t target_block)
+{
+	int rc;
+
+	if (*S % PBS == 0 || target_block <= *S / PBS)
+		return 0;
+	rc = write_blocks(fs, in, fd, zero_block, PBS - *S % PBS, *S, *S);
+	if (!rc)
+		*S += PBS - *S % PBS;
+	return rc;
+}
+
+static int write_locked(struct fs *fs, struct inode *in, int fd,
+			const uint8_t *data, size_t len, uint64_t off,
+			bool append)
+{
+	uint64_t S;
+	int rc;
+
+	rc = prepare_write(fs, in, fd, &S);
+	if (rc)
+		return rc;
+	if (append)
+		off = S;
+	if (!len)
+		return 0;
+	rc = pad_last_block(fs, in, fd, &S, off / PBS);
+	if (rc)
+		return rc;
+	return write_blocks(fs, in, fd, data, len, off, S);
+}
+
+static int truncate_locked(struct fs *fs, struct inode *in, int fd,
+			   uint64_t size)
+{
+	uint8_t blk[PBS];
+	uint64_t csize = 0, S, b;
+	size_t plen;
+	int rc;
+
+	rc = cipher_size(fd, &csize);
+	if (rc)
+		return rc;
+	if (size == 0) {
+		if (ftruncate(fd, 0) < 0)
+			return -errno;
+		in->id_valid = false;
+		return 0;
+	}
+	S = content_cipher_to_plain_size(fs->content, csize, NULL);
+	if (size == S)
+		return 0;
+	if (size < S) {
+		rc = load_id(in, fd);
+		if (rc <= 0)
+			return rc ? rc : -EIO;
+		if (size % PBS == 0) {
+			uint64_t c = content_plain_to_cipher_size(fs->content,
+								  size);
+
+			return ftruncate(fd, (off_t)c) < 0 ? -errno : 0;
+		}
+		/* spec §3.9: decrypt the new last block, cut, rewrite it. */
+		b = size / PBS;
+		rc = read_block(fs, in, fd, b, blk, &plen);
+		if (rc)
+			return rc;
+		if (ftruncate(fd, (off_t)content_block_cipher_off(fs->content,
+								 b)) < 0)
+			return -errno;
+		rc = write_blocks(fs, in, fd, blk, (size_t)(size - b * PBS),
+				  b * PBS, b * PBS);
+		secure_zero(blk, sizeof(blk));
+		return rc;
+	}
+	/* Grow. */
+	rc = prepare_write(fs, in, fd, &S);
+	if (rc)
+		return rc;
+	if (size % PBS == 0) {
+		rc = pad_last_block(fs, in, fd, &S, size / PBS);
+		if (rc)
+			return rc;
+		if (ftruncate(fd, (off_t)content_plain_to_cipher_size(
+					  fs->content, size)) < 0)
+			return -errno;
+		return 0;
+	}
+	rc = pad_last_block(fs, in, fd, &S, (size - 1) / PBS);
+	if (rc)
+		return rc;
+	return write_blocks(fs, in, fd, zero_block, 1, size - 1, S);
+}
+
+/* Open the backing file of in for reading and writing (or reading only when
+ * !want_w and rw is refused). */
+static int open_backing(struct fs *fs, struct inode *in, bool want_w,
+			bool *rw)
+{
+	struct loc l;
+	struct stat st;
+	char proc[64];
+	int pfd, fd = -1, rc;
+
+	*rw = true;
+	if (in->fd >= 0) {
+		/* Re-open what we hold (works for unlinked files too). */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in->fd);
+		fd = open(proc, O_RDWR | O_CLOEXEC);
+		if (fd < 0 && !want_w && (errno == EACCES || errno == EROFS)) {
+			*rw = false;
+			fd = open(proc, O_RDONLY | O_CLOEXEC);
+		}
+		rc = fd < 0 ? -errno : 0;
+		goto check;
+	}
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		return rc;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		loc_put(fs, &l);
+		return pfd;
+	}
+	fd = openat(pfd, l.name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && !want_w && (errno == EACCES || errno == EROFS)) {
+		*rw = false;
+		fd = openat(pfd, l.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	rc = fd < 0 ? -errno : 0;
+	dirfd_put(fs, l.parent);
+	loc_put(fs, &l);
+check:
+	if (rc)
+		return rc == -ELOOP ? -ESTALE : rc;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+	} else if (st.st_dev != in->dev || st.st_ino != in->ino) {
+		rc = -ESTALE;
+	}
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
+{
+	(void)fs;
+	pthread_rwlock_wrlock(&in->rw);
+	if (in->fd >= 0 && (in->fd_rw || !rw)) {
+		close(fd);
+	} else {
+		if (in->fd >= 0)
+			close(in->fd);
+		in->fd = fd;
+		in->fd_rw = rw;
+	}
+	in->fd_refs++;
+	pthread_rwlock_unlock(&in->rw);
+}
+
+int file_open(struct fs *fs, struct inode *in, int flags)
+{
+	bool want_w = (flags & O_ACCMODE) != O_RDONLY, rw;
+	int fd, rc = 0;
+
+	pthread_rwlock_wrlock(&in->rw);
+	if (in->fd < 0 || (want_w && !in->fd_rw)) {
+		fd = open_backing(fs, in, want_w, &rw);
+		if (fd < 0) {
+			rc = fd;
+			goto out;
+		}
+		if (in->fd >= 0)
+			close(in->fd);
+		in->fd = fd;
+		in->fd_rw = rw;
+	}
+	in->fd_refs++;
+	if ((flags & O_TRUNC) && want_w) {
+		rc = truncate_locked(fs, in, in->fd, 0);
+		if (rc && --in->fd_refs == 0) {
+			close(in->fd);
+			in->fd = -1;
+			in->id_valid = false;
+		}
+	}
+out:
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+void file_release(struct fs *fs, struct inode *in)
+{
+	(void)fs;
+	pthread_rwlock_wrlock(&in->rw);
+	if (in->fd_refs && --in->fd_refs == 0) {
+		close(in->fd);
+		in->fd = -1;
+		in->id_valid = false;
+	}
+	pthread_rwlock_unlock(&in->rw);
+}
+
+int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
+	      uint8_t **bufp, const uint8_t **data, size_t *len)
+{
+	uint64_t b0, b1, bad = 0;
+	size_t n, clen, got, ptlen, skip;
+	uint8_t *buf = NULL, *pt;
+	int rc;
+
+	*bufp = NULL;
+	*len = 0;
+	if (!size)
+		return 0;
+	pthread_rwlock_rdlock(&in->rw);
+	if (in->fd < 0) {
+		rc = -EBADF;
+		goto out;
+	}
+	rc = load_id(in, in->fd);
+	if (rc <= 0)
+		goto out;
+	b0 = off / PBS;
+	b1 = (off + size - 1) / PBS;
+	n = (size_t)(b1 - b0 + 1);
+	clen = n * fs->cbs;
+	buf = malloc(clen + n * PBS);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	pt = buf + clen;
+	rc = pread_full(in->fd, buf, clen,
+			content_block_cipher_off(fs->content, b0), &got);
+	if (rc || !got)
+		goto out;
+	rc = content_decrypt_blocks(fs->content, pt, &ptlen, buf, got, b0,
+				    in->id, &bad);
+	if (rc) {
+		if (rc == -EBADMSG)
+			log_warn("inode %ju: block %ju is corrupt",
+				 (uintmax_t)in->ino, (uintmax_t)bad);
+		rc = -EIO;
+		goto out;
+	}
+	skip = (size_t)(off - b0 * PBS);
+	if (ptlen > skip) {
+		*len = ptlen - skip < size ? ptlen - skip : size;
+		*data = pt + skip;
+		*bufp = buf;
+		buf = NULL;
+	}
+out:
+	pthread_rwlock_unlock(&in->rw);
+	free(buf);
+	return rc < 0 ? rc : 0;
+}
+
+int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
+	       size_t len, uint64_t off, bool append)
+{
+	int rc;
+
+	pthread_rwlock_wrlock(&in->rw);
+	if (in->fd < 0 || !in->fd_rw)
+		rc = -EBADF;
+	else
+		rc = write_locked(fs, in, in->fd, data, len, off, append);
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+int file_truncate(struct fs *fs, struct inode *in, uint64_t size)
+{
+	bool rw, tmp = false;
+	int fd, rc;
+
+	pthread_rwlock_wrlock(&in->rw);
+	fd = in->fd;
+	if (fd < 0 || !in->fd_rw) {
+		fd = open_backing(fs, in, true, &rw);
+		if (fd < 0) {
+			rc = fd;
+			goto out;
+		}
+		tmp = true;
+		if (!in->fd_refs)
+			in->id_valid = false;
+	}
+	rc = truncate_locked(fs, in, fd, size);
+	if (tmp) {
+		close(fd);
+		if (!in->fd_refs)
+			in->id_valid = false;
+	}
+out:
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
+		   uint64_t len)
+{
+	uint64_t b0, b1, coff, cend, csize = 0, S;
+	int rc;
+
+	if (mode & ~FALLOC_FL_KEEP_SIZE)
+		return -EOPNOTSUPP;
+	if (!len)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&in->rw);
+	if (in->fd < 0 || !in->fd_rw) {
+		rc = -EBADF;
+		goto out;
+	}
+	b0 = off / PBS;
+	b1 = (off + len - 1) / PBS;
+	coff = b0 ? content_block_cipher_off(fs->content, b0) : 0;
+	cend = content_block_cipher_off(fs->content, b1 + 1);
+	if (fallocate(in->fd, FALLOC_FL_KEEP_SIZE, (off_t)coff,
+		      (off_t)(cend - coff)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = 0;
+	if (mode & FALLOC_FL_KEEP_SIZE)
+		goto out;
+	rc = cipher_size(in->fd, &csize);
+	if (rc)
+		goto out;
+	S = content_cipher_to_plain_size(fs->content, csize, NULL);
+	if (off + len > S)
+		rc = truncate_locked(fs, in, in->fd, off + len);
+out:
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+/* spec §3.9: map the backing data/hole offsets to plaintext block
+ * boundaries. */
+int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
+	       uint64_t *res)
+{
+	uint64_t csize, S, p, cbs = fs->cbs;
+	off_t c, r;
+	int rc;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&in->rw);
+	if (in->fd < 0) {
+		rc = -EBADF;
+		goto out;
+	}
+	rc = cipher_size(in->fd, &csize);
+	if (rc)
+		goto out;
+	S = content_cipher_to_plain_size(fs->content, csize, NULL);
+	if (off >= S) {
+		rc = -ENXIO;
+		goto out;
+	}
+	c = off < PBS ? 0 :
+			(off_t)content_block_cipher_off(fs->content, off / PBS);
+	r = lseek(in->fd, c, whence);
+	if (r < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((uint64_t)r >= csize) {
+		p = S;
+	} else if ((uint64_t)r <= HL) {
+		p = 0;
+	} else if (whence == SEEK_DATA) {
+		p = ((uint64_t)r - HL) / cbs * PBS;
+	} else {
+		p = ((uint64_t)r - HL + cbs - 1) / cbs * PBS;
+	}
+	if (p < off)
+		p = off;
+	if (p > S)
+		p = S;
+	if (whence == SEEK_DATA && p >= S) {
+		rc = -ENXIO;
+		goto out;
+	}
+	*res = p;
+out:
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+int file_fsync(struct fs *fs, struct inode *in, bool datasync)
+{
+	int rc = 0;
+
+	(void)fs;
+	pthread_rwlock_rdlock(&in->rw);
+	if (in->fd < 0)
+		rc = -EBADF;
+	else if ((datasync ? fdatasync(in->fd) : fsync(in->fd)) < 0)
+		rc = -errno;
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+int file_fstat(struct fs *fs, struct inode *in, struct stat *st)
+{
+	int rc = 0;
+
+	(void)fs;
+	pthread_rwlock_rdlock(&in->rw);
+	if (in->fd < 0)
+		rc = -EBADF;
+	else if (fstat(in->fd, st) < 0)
+		rc = -errno;
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}

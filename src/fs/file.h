@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Regular-file content: open-file state (one backing fd per inode shared by
+ * all FUSE handles), the file header and ID, and plaintext read, write,
+ * truncate, fallocate and lseek over encrypted blocks (spec §3). All entry
+ * points take the per-inode lock themselves.
+ */
+#ifndef FS_FILE_H
+#define FS_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct fs;
+struct inode;
+
+/* Attach an opened backing fd (from create) to in as one handle. */
+void file_attach(struct fs *fs, struct inode *in, int fd, bool rw);
+/* Open in for one handle (flags: the open(2) flags from the kernel);
+ * handles O_TRUNC. Returns 0 or -errno. */
+int file_open(struct fs *fs, struct inode *in, int flags);
+void file_release(struct fs *fs, struct inode *in);
+
+/* Read up to size plaintext bytes at off. On success *buf (caller frees)
+ * holds *len bytes starting at *data. */
+int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
+	      uint8_t **buf, const uint8_t **data, size_t *len);
+/* Write len bytes at off (at the end of the file if append). */
+int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
+	       size_t len, uint64_t off, bool append);
+int file_truncate(struct fs *fs, struct inode *in, uint64_t size);
+int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
+		   uint64_t len);
+int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
+	       uint64_t *res);
+int file_fsync(struct fs *fs, struct inode *in, bool datasync);
+/* fstat of the open fd (for setattr/getattr with a handle). */
+int file_fstat(struct fs *fs, struct inode *in, struct stat *st);
+
+#endif

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Filesystem lifetime: fs_new/fs_free, and fs_run, which checks the
+ * mountpoint, forks into the background (before any thread exists), mounts
+ * in the child, reports success or failure to the parent through a pipe,
+ * and serves requests with the multithreaded session loop until unmount or
+ * SIGTERM/SIGINT/SIGHUP. A failed mount leaves no process behind.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "common/log.h"
+#include "fs/fs.h"
+#include "fs/inode.h"
+#include "fs/ops.h"
+
+#define MAX_IO (1u << 20)
+
+static char *dup_or_null(const char *s, bool *fail)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*fail = true;
+	return d;
+}
+
+int fs_new(struct fs **out, const struct fs_options *opt,
+	   struct content *content, struct names *names)
+{
+	const struct names_params *np = names_params(names);
+	struct fs *fs;
+	bool fail = false;
+
+	*out = NULL;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	fs->opt = *opt;
+	fs->cipherdir = dup_or_null(opt->cipherdir, &fail);
+	fs->mountpoint = dup_or_null(opt->mountpoint, &fail);
+	fs->fsname = dup_or_null(opt->fsname, &fail);
+	fs->fuse_opts = dup_or_null(opt->fuse_opts, &fail);
+	if (fail || !fs->cipherdir || !fs->mountpoint) {
+		fs_free(fs);
+		return -ENOMEM;
+	}
+	fs->opt.cipherdir = fs->cipherdir;
+	fs->opt.mountpoint = fs->mountpoint;
+	fs->opt.fsname = fs->fsname;
+	fs->opt.fuse_opts = fs->fuse_opts;
+	fs->content = content;
+	fs->names = names;
+	fs->plaintext = np->plaintext;
+	fs->diriv = np->diriv;
+	fs->cbs = content_cipher_bs(content);
+	fs->root_fd = -1;
+	fs->as_root_chown = opt->allow_other && geteuid() == 0;
+	*out = fs;
+	return 0;
+}
+
+void fs_free(struct fs *fs)
+{
+	if (!fs)
+		return;
+	inode_table_fini(fs);
+	if (fs->root_fd >= 0)
+		close(fs->root_fd);
+	free(fs->cipherdir);
+	free(fs->mountpoint);
+	free(fs->fsname);
+	free(fs->fuse_opts);
+	free(fs);
+}
+
+static int check_mountpoint(struct fs *fs)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (stat(fs->mountpoint, &st) < 0) {
+		log_err("mountpoint '%s': %s", fs->mountpoint,
+			strerror(errno));
+		return FS_ERR_MOUNTPOINT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("mountpoint '%s' is not a directory", fs->mountpoint);
+		return FS_ERR_MOUNTPOINT;
+	}
+	if (fs->opt.nonempty)
+		return 0;
+	d = opendir(fs->mountpoint);
+	if (!d) {
+		log_err("mountpoint '%s': %s", fs->mountpoint,
+			strerror(errno));
+		return FS_ERR_MOUNTPOINT;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			log_err("mountpoint '%s' is not empty",
+				fs->mountpoint);
+			rc = FS_ERR_MOUNTPOINT;
+			break;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Append s to the option string, escaping ',' and '\' for libfuse. */
+static void opt_escape(char *out, size_t cap, const char *s)
+{
+	size_t n = strlen(out);
+
+	for (; *s && n + 2 < cap; s++) {
+		if (*s == ',' || *s == '\\')
+			out[n++] = '\\';
+		out[n++] = *s;
+	}
+	out[n] = 0;
+}
+
+static int build_opts(struct fs *fs, char *o, size_t cap)
+{
+	size_t n;
+
+	snprintf(o, cap, "fsname=");
+	opt_escape(o, cap, fs->fsname ? fs->fsname : fs->cipherdir);
+	n = strlen(o);
+	snprintf(o + n, cap - n,
+		 ",subtype=veilfs,default_permissions,max_read=%u%s%s%s%s",
+		 MAX_IO, fs->opt.allow_other ? ",allow_other" : "",
+		 fs->opt.ro ? ",ro" : "",
+		 fs->fuse_opts && *fs->fuse_opts ? "," : "",
+		 fs->fuse_opts ? fs->fuse_opts : "");
+	return strlen(o) + 1 < cap ? 0 : -E2BIG;
+}
+
+static void report(int fd, int status)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, &status, sizeof(status)) != sizeof(status))
+		log_err("could not report mount status to parent");
+	close(fd);
+}
+
+static void to_devnull(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (fd > 2)
+		close(fd);
+}
+
+int fs_run(struct fs *fs, bool *is_daemon_parent)
+{
+	char optstr[4096];
+	char *argv[4];
+	struct fuse_args args;
+	struct fuse_loop_config cfg = { .clone_fd = 0, .max_idle_threads = 16 };
+	struct fuse_session *se = NULL;
+	int pfd[2] = { -1, -1 }, rc, argc = 0, status;
+	bool mounted = false, sig = false;
+	pid_t pid;
+
+	*is_daemon_parent = false;
+	fs->root_fd = open(fs->cipherdir,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fs->root_fd < 0) {
+		log_err("cannot open cipherdir '%s': %s", fs->cipherdir,
+			strerror(errno));
+		return FS_ERR_CIPHERDIR;
+	}
+	rc = inode_table_init(fs);
+	if (rc)
+		return rc == -ENOMEM ? -ENOMEM : FS_ERR_CIPHERDIR;
+	rc = check_mountpoint(fs);
+	if (rc)
+		return rc;
+	if (build_opts(fs, optstr, sizeof(optstr))) {
+		log_err("mount options too long");
+		return FS_ERR_OTHER;
+	}
+
+	if (!fs->opt.foreground) {
+		if (pipe2(pfd, O_CLOEXEC) < 0)
+			return FS_ERR_OTHER;
+		pid = fork();
+		if (pid < 0) {
+			close(pfd[0]);
+			close(pfd[1]);
+			return FS_ERR_OTHER;
+		}
+		if (pid > 0) {
+			ssize_t r;
+
+			close(pfd[1]);
+			*is_daemon_parent = true;
+			do {
+				r = read(pfd[0], &status, sizeof(status));
+			} while (r < 0 && errno == EINTR);
+			close(pfd[0]);
+			if (r != sizeof(status))
+				return FS_ERR_OTHER;
+			return status;
+		}
+		close(pfd[0]);
+		pfd[0] = -1;
+		setsid();
+	}
+
+	argv[argc++] = (char *)"veilfs";
+	argv[argc++] = (char *)"-o";
+	argv[argc++] = optstr;
+	if (fs->opt.debug)
+		argv[argc++] = (char *)"-d";
+	args.argc = argc;
+	args.argv = argv;
+	args.allocated = 0;
+	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), fs);
+	fuse_opt_free_args(&args);
+	if (!se) {
+		log_err("could not create FUSE session (bad -o options?)");
+		rc = FS_ERR_OTHER;
+		goto fail;
+	}
+	fs->se = se;
+	if (fuse_set_signal_handlers(se) < 0) {
+		rc = FS_ERR_OTHER;
+		goto fail;
+	}
+	sig = true;
+	if (fuse_session_mount(se, fs->mountpoint) < 0) {
+		log_err("could not mount on '%s'", fs->mountpoint);
+		rc = FS_ERR_MOUNTPOINT;
+		goto fail;
+	}
+	mounted = true;
+	if (!fs->opt.foreground) {
+		if (chdir("/") < 0)
+			log_warn("chdir /: %s", strerror(errno));
+		if (!fs->opt.nosyslog) {
+			log_init("veilfs", true, log_get_level());
+			to_devnull();
+		}
+		report(pfd[1], 0);
+		pfd[1] = -1;
+	}
+	if (fs->opt.on_ready)
+		fs->opt.on_ready(fs->opt.on_ready_arg);
+	if (!fs->opt.quiet)
+		log_info("filesystem mounted on '%s'", fs->mountpoint);
+
+	rc = fuse_session_loop_mt(se, &cfg);
+	/* A positive value is the signal that ended the loop: clean exit. */
+	rc = rc < 0 ? FS_ERR_OTHER : 0;
+	fuse_session_unmount(se);
+	fuse_remove_signal_handlers(se);
+	fuse_session_destroy(se);
+	fs->se = NULL;
+	return rc;
+fail:
+	if (mounted)
+		fuse_session_unmount(se);
+	if (sig)
+		fuse_remove_signal_handlers(se);
+	if (se)
+		fuse_session_destroy(se);
+	fs->se = NULL;
+	if (pfd[1] >= 0) {
+		/* The child of a daemonizing fs_run: tell the parent, leave. */
+		report(pfd[1], rc);
+		_exit(1);
+	}
+	return rc;
+}

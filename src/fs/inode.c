@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inode table and directory-fd cache. The FUSE node id is the address of the
+ * struct inode (1 for the root). An inode lives while the kernel holds
+ * references (nlookup) or something pins it: a child's parent link, an open
+ * handle, or a request in flight. Every backing access goes through the
+ * parent's directory fd and the stored name with O_NOFOLLOW, so a symlink
+ * placed into CIPHERDIR never leads the daemon outside of it; a re-opened
+ * directory is checked against its (dev, ino).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "common/log.h"
+#include "fs/inode.h"
+
+static size_t hash_of(const struct fs *fs, dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
+
+	return (size_t)(h ^ (h >> 29)) & (fs->hsize - 1);
+}
+
+static void lru_del(struct fs *fs, struct inode *in)
+{
+	in->lru_prev->lru_next = in->lru_next;
+	in->lru_next->lru_prev = in->lru_prev;
+	in->lru_prev = in->lru_next = NULL;
+	fs->lru_count--;
+}
+
+static void lru_add_front(struct fs *fs, struct inode *in)
+{
+	in->lru_next = fs->lru.lru_next;
+	in->lru_prev = &fs->lru;
+	fs->lru.lru_next->lru_prev = in;
+	fs->lru.lru_next = in;
+	fs->lru_count++;
+}
+
+static void init_inode(struct inode *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->dfd = -1;
+	in->fd = -1;
+	pthread_rwlock_init(&in->rw, NULL);
+	pthread_mutex_init(&in->hdr_lock, NULL);
+}
+
+int inode_table_init(struct fs *fs)
+{
+	struct stat st;
+
+	pthread_mutex_init(&fs->lock, NULL);
+	fs->hsize = 1 << 16;
+	fs->htab = calloc(fs->hsize, sizeof(*fs->htab));
+	if (!fs->htab)
+		return -ENOMEM;
+	init_inode(&fs->root);
+	if (fstat(fs->root_fd, &st) < 0)
+		return -errno;
+	fs->root.dev = st.st_dev;
+	fs->root.ino = st.st_ino;
+	fs->root.type = S_IFDIR;
+	fs->root.nlookup = 1;
+	fs->root.pins = 1;
+	fs->lru.lru_next = fs->lru.lru_prev = &fs->lru;
+	fs->lru_max = 512;
+	return 0;
+}
+
+static void free_inode(struct fs *fs, struct inode *in)
+{
+	if (in->lru_next)
+		lru_del(fs, in);
+	if (in->dfd >= 0)
+		close(in->dfd);
+	if (in->fd >= 0)
+		close(in->fd);
+	free(in->name);
+	pthread_rwlock_destroy(&in->rw);
+	pthread_mutex_destroy(&in->hdr_lock);
+	free(in);
+}
+
+static void unhash(struct fs *fs, struct inode *in)
+{
+	struct inode **pp = &fs->htab[hash_of(fs, in->dev, in->ino)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == in) {
+			*pp = in->hnext;
+			in->hnext = NULL;
+			fs->count--;
+			return;
+		}
+	}
+}
+
+/* Called with fs->lock held: free in and every parent it was the last
+ * holder of. */
+static void maybe_free_locked(struct fs *fs, struct inode *in)
+{
+	while (in && in != &fs->root && in->nlookup == 0 && in->pins == 0) {
+		struct inode *p = in->parent;
+
+		unhash(fs, in);
+		free_inode(fs, in);
+		if (!p)
+			break;
+		p->pins--;
+		in = p;
+	}
+}
+
+void inode_table_fini(struct fs *fs)
+{
+	size_t i;
+
+	if (!fs->htab)
+		return;
+	for (i = 0; i < fs->hsize; i++) {
+		struct inode *in = fs->htab[i], *next;
+
+		for (; in; in = next) {
+			next = in->hnext;
+			free_inode(fs, in);
+		}
+	}
+	free(fs->htab);
+	fs->htab = NULL;
+	pthread_mutex_destroy(&fs->lock);
+}
+
+struct inode *inode_get(struct fs *fs, uint64_t nodeid)
+{
+	if (nodeid == FUSE_ROOT_ID)
+		return &fs->root;
+	return (struct inode *)(uintptr_t)nodeid;
+}
+
+uint64_t inode_nodeid(struct fs *fs, struct inode *in)
+{
+	if (in == &fs->root)
+		return FUSE_ROOT_ID;
+	return (uint64_t)(uintptr_t)in;
+}
+
+static struct inode *find_locked(struct fs *fs, dev_t dev, ino_t ino)
+{
+	struct inode *in;
+
+	if (dev == fs->root.dev && ino == fs->root.ino)
+		return &fs->root;
+	for (in = fs->htab[hash_of(fs, dev, ino)]; in; in = in->hnext)
+		if (in->dev == dev && in->ino == ino)
+			return in;
+	return NULL;
+}
+
+/* Point in at (parent, name). fs->lock held. Returns -ENOMEM or 0. */
+static int set_link_locked(struct fs *fs, struct inode *in,
+			   struct inode *parent, const char *name)
+{
+	struct inode *old = in->parent;
+	char *dup = NULL;
+
+	if (in == &fs->root)
+		return 0;
+	if (name) {
+		if (old == parent && in->name && !strcmp(in->name, name))
+			return 0;
+		dup = strdup(name);
+		if (!dup)
+			return -ENOMEM;
+	}
+	free(in->name);
+	in->name = dup;
+	in->parent = name ? parent : NULL;
+	if (in->parent)
+		in->parent->pins++;
+	if (old) {
+		old->pins--;
+		maybe_free_locked(fs, old);
+	}
+	return 0;
+}
+
+struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
+			       const char *name, const struct stat *st)
+{
+	struct inode *in;
+	size_t h;
+
+	pthread_mutex_lock(&fs->lock);
+	in = find_locked(fs, st->st_dev, st->st_ino);
+	if (in && in != &fs->root &&
+	    (in->type != (st->st_mode & S_IFMT))) {
+		/* The backing inode number was reused by an object of another
+		 * type: let the old inode die with its last reference. */
+		unhash(fs, in);
+		in->dev = 0;
+		in->ino = 0;
+		in = NULL;
+	}
+	if (in) {
+		in->nlookup++;
+		if (set_link_locked(fs, in, parent, name) < 0)
+			log_warn("out of memory updating inode link");
+		pthread_mutex_unlock(&fs->lock);
+		return in;
+	}
+	in = malloc(sizeof(*in));
+	if (!in)
+		goto out;
+	init_inode(in);
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->type = st->st_mode & S_IFMT;
+	in->nlookup = 1;
+	if (set_link_locked(fs, in, parent, name) < 0) {
+		free_inode(fs, in);
+		in = NULL;
+		goto out;
+	}
+	h = hash_of(fs, in->dev, in->ino);
+	in->hnext = fs->htab[h];
+	fs->htab[h] = in;
+	fs->count++;
+out:
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
+void inode_forget(struct fs *fs, struct inode *in, uint64_t n)
+{
+	if (in == &fs->root)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	if (n > in->nlookup) {
+		log_warn("forget of %llu references, inode has %llu",
+			 (unsigned long long)n,
+			 (unsigned long long)in->nlookup);
+		n = in->nlookup;
+	}
+	in->nlookup -= n;
+	maybe_free_locked(fs, in);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino)
+{
+	struct inode *in;
+
+	pthread_mutex_lock(&fs->lock);
+	in = find_locked(fs, dev, ino);
+	if (in)
+		in->pins++;
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
+void inode_pin(struct fs *fs, struct inode *in)
+{
+	pthread_mutex_lock(&fs->lock);
+	in->pins++;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void inode_unpin(struct fs *fs, struct inode *in)
+{
+	pthread_mutex_lock(&fs->lock);
+	in->pins--;
+	maybe_free_locked(fs, in);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void inode_relink(struct fs *fs, struct inode *in, struct inode *parent,
+		  const char *name)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (set_link_locked(fs, in, parent, name) < 0)
+		log_warn("out of memory updating inode link");
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void inode_unlink_name(struct fs *fs, struct inode *in, struct inode *parent,
+		       const char *name)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (in->parent == parent && in->name && !strcmp(in->name, name))
+		set_link_locked(fs, in, NULL, NULL);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+int loc_get(struct fs *fs, struct inode *in, struct loc *l)
+{
+	int rc = 0;
+
+	l->parent = NULL;
+	pthread_mutex_lock(&fs->lock);
+	if (in == &fs->root) {
+		rc = -EINVAL;
+	} else if (!in->name || !in->parent) {
+		rc = -ESTALE;
+	} else {
+		size_t n = strlen(in->name);
+
+		if (n >= sizeof(l->name)) {
+			rc = -ENAMETOOLONG;
+		} else {
+			memcpy(l->name, in->name, n + 1);
+			l->parent = in->parent;
+			l->parent->pins++;
+		}
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+void loc_put(struct fs *fs, struct loc *l)
+{
+	if (l->parent)
+		inode_unpin(fs, l->parent);
+	l->parent = NULL;
+}
+
+static void evict_locked(struct fs *fs)
+{
+	struct inode *in = fs->lru.lru_prev, *prev;
+
+	for (; in != &fs->lru && fs->lru_count > fs->lru_max; in = prev) {
+		prev = in->lru_prev;
+		if (in->dfd_users)
+			continue;
+		lru_del(fs, in);
+		close(in->dfd);
+		in->dfd = -1;
+	}
+}
+
+static int check_same(int fd, const struct inode *in)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_dev != in->dev || st.st_ino != in->ino)
+		return -ESTALE;
+	return 0;
+}
+
+int dirfd_get(struct fs *fs, struct inode *in)
+{
+	struct loc l;
+	int pfd, fd = -1, rc;
+
+	if (in == &fs->root)
+		return fs->root_fd;
+	pthread_mutex_lock(&fs->lock);
+	if (in->dfd >= 0) {
+		in->dfd_users++;
+		if (fs->lru.lru_next != in) {
+			lru_del(fs, in);
+			lru_add_front(fs, in);
+		}
+		fd = in->dfd;
+		pthread_mutex_unlock(&fs->lock);
+		return fd;
+	}
+	pthread_mutex_unlock(&fs->lock);
+
+	if (in->type != S_IFDIR)
+		return -ENOTDIR;
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		return rc;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		rc = pfd;
+		goto out;
+	}
+	fd = openat(pfd, l.name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	rc = fd < 0 ? -errno : 0;
+	dirfd_put(fs, l.parent);
+	if (rc)
+		goto out;
+	rc = check_same(fd, in);
+	if (rc)
+		goto out;
+
+	pthread_mutex_lock(&fs->lock);
+	if (in->dfd >= 0) {
+		/* Another thread opened it meanwhile. */
+		close(fd);
+	} else {
+		in->dfd = fd;
+		lru_add_front(fs, in);
+		evict_locked(fs);
+	}
+	in->dfd_users++;
+	fd = in->dfd;
+	pthread_mutex_unlock(&fs->lock);
+	loc_put(fs, &l);
+	return fd;
+out:
+	if (fd >= 0)
+		close(fd);
+	loc_put(fs, &l);
+	return rc;
+}
+
+void dirfd_put(struct fs *fs, struct inode *in)
+{
+	if (in == &fs->root)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	in->dfd_users--;
+	if (fs->lru_count > fs->lru_max)
+		evict_locked(fs);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void dirfd_drop(struct fs *fs, struct inode *in)
+{
+	if (in == &fs->root)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	in->iv_valid = false;
+	if (in->dfd >= 0 && in->dfd_users == 0) {
+		lru_del(fs, in);
+		close(in->dfd);
+		in->dfd = -1;
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
+{
+	struct loc l;
+	int fd, rc;
+
+	if (in->type == S_IFDIR) {
+		fd = dirfd_get(fs, in);
+		if (fd < 0)
+			return fd;
+		rc = fstat(fd, st) < 0 ? -errno : 0;
+		dirfd_put(fs, in);
+		return rc;
+	}
+	rc = loc_get(fs, in, &l);
+	if (!rc) {
+		fd = dirfd_get(fs, l.parent);
+		if (fd < 0) {
+			rc = fd;
+		} else {
+			if (fstatat(fd, l.name, st, AT_SYMLINK_NOFOLLOW) < 0)
+				rc = -errno;
+			else if (st->st_dev != in->dev || st->st_ino != in->ino)
+				rc = -ESTALE;
+			dirfd_put(fs, l.parent);
+		}
+		loc_put(fs, &l);
+	}
+	if (rc == -ESTALE || rc == -ENOENT) {
+		/* Unlinked (or moved behind our back) but maybe still open. */
+		pthread_rwlock_rdlock(&in->rw);
+		if (in->fd >= 0)
+			rc = fstat(in->fd, st) < 0 ? -errno : 0;
+		pthread_rwlock_unlock(&in->rw);
+	}
+	return rc;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private state of the daemon: struct fs and the inode table. An inode is
+ * keyed by the backing (dev, ino) and is reached through its parent's
+ * directory fd plus its stored (encrypted) name; no fd is pinned per inode.
+ * Directory fds live in a bounded LRU cache, file fds only while a FUSE
+ * handle is open. All links (parent, name, hash chain, LRU) are protected by
+ * fs->lock; syscalls never run under it.
+ */
+#ifndef FS_INODE_H
+#define FS_INODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "crypto/content.h"
+#include "crypto/names.h"
+#include "fs/fs.h"
+
+/* Stored names on the backing filesystem are at most 255 bytes. */
+#define INODE_NAME_MAX 256
+
+struct fuse_session;
+
+struct inode {
+	dev_t dev;
+	ino_t ino;
+	mode_t type;		/* S_IFMT bits */
+	uint64_t nlookup;	/* kernel references (lookup/forget) */
+	unsigned pins;		/* children, handles, in-flight users */
+	struct inode *parent;	/* pinned; NULL for root or unlinked */
+	char *name;		/* stored name in parent; NULL if unlinked */
+	struct inode *hnext;	/* hash chain */
+
+	/* Directory fd cache (protected by fs->lock). */
+	int dfd;
+	unsigned dfd_users;
+	struct inode *lru_prev, *lru_next;
+
+	/* Directory IV cache (protected by fs->lock). */
+	bool iv_valid;
+	uint8_t iv[NAMES_DIRIV_LEN];
+
+	/* Open-file state. rw serialises writers against everything and lets
+	 * reads run in parallel; fd, fd_refs, fd_rw change under rw held for
+	 * writing (and fs->lock for fd_refs). id/id_valid change under rw for
+	 * writing, or under hdr_lock while rw is held for reading. */
+	pthread_rwlock_t rw;
+	pthread_mutex_t hdr_lock;
+	int fd;
+	unsigned fd_refs;
+	bool fd_rw;
+	bool id_valid;
+	uint8_t id[CONTENT_FILE_ID_LEN];
+};
+
+struct fs {
+	struct fs_options opt;
+	char *cipherdir;
+	char *mountpoint;
+	char *fsname;
+	char *fuse_opts;
+	struct content *content;
+	struct names *names;
+	bool plaintext, diriv;
+	size_t cbs;			/* cipher block size */
+	struct fuse_session *se;
+	int root_fd;
+
+	pthread_mutex_t lock;
+	struct inode root;
+	struct inode **htab;
+	size_t hsize, count;
+	struct inode lru;		/* sentinel of the dir-fd LRU list */
+	unsigned lru_count, lru_max;
+	bool as_root_chown;		/* allow_other as root: chown new */
+};
+
+/* Location of an inode: its parent (pinned) and a copy of its stored name. */
+struct loc {
+	struct inode *parent;
+	char name[INODE_NAME_MAX];
+};
+
+int inode_table_init(struct fs *fs);
+void inode_table_fini(struct fs *fs);
+
+/* Map a FUSE node id to an inode (root for FUSE_ROOT_ID). */
+struct inode *inode_get(struct fs *fs, uint64_t nodeid);
+uint64_t inode_nodeid(struct fs *fs, struct inode *in);
+
+/* Find or create the inode for st (child name in parent) and add one
+ * kernel reference; updates the parent/name link. Returns NULL on ENOMEM. */
+struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
+			       const char *name, const struct stat *st);
+/* Drop n kernel references; frees the inode when nothing holds it. */
+void inode_forget(struct fs *fs, struct inode *in, uint64_t n);
+/* Find an existing inode without taking a reference (NULL if none). The
+ * result is pinned; release with inode_unpin. */
+struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino);
+void inode_pin(struct fs *fs, struct inode *in);
+void inode_unpin(struct fs *fs, struct inode *in);
+
+/* Update links after rename/unlink: the inode (dev, ino) now lives at
+ * (parent, name), or nowhere if parent is NULL and it was at (oldp, oldn). */
+void inode_relink(struct fs *fs, struct inode *in, struct inode *parent,
+		  const char *name);
+void inode_unlink_name(struct fs *fs, struct inode *in,
+		       struct inode *parent, const char *name);
+
+/* Parent + stored name of in. Returns 0, -ESTALE (unlinked) or -EINVAL
+ * (root). Release with loc_put. */
+int loc_get(struct fs *fs, struct inode *in, struct loc *l);
+void loc_put(struct fs *fs, struct loc *l);
+
+/* A directory fd for in (a directory inode), verified against (dev, ino).
+ * Returns the fd (>= 0) or a negative errno. Release with dirfd_put. */
+int dirfd_get(struct fs *fs, struct inode *in);
+void dirfd_put(struct fs *fs, struct inode *in);
+/* Close a cached fd of a directory that goes away. */
+void dirfd_drop(struct fs *fs, struct inode *in);
+
+/* fstatat the inode via its location and check (dev, ino); or fstat its
+ * open fd. */
+int inode_stat(struct fs *fs, struct inode *in, struct stat *st);
+
+#endif

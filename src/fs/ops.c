@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fuse_lowlevel_ops table and thin handlers: the only place that calls
+ * fuse_reply_*. Each handler calls a worker that returns 0 or -errno and
+ * replies exactly once. Sizes reported to the kernel are plaintext sizes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "common/log.h"
+#include "fs/dir.h"
+#include "fs/file.h"
+#include "fs/inode.h"
+#include "fs/ops.h"
+#include "fs/xattr.h"
+
+#define TIMEOUT 1.0
+#define FH_APPEND 1u
+
+static struct fs *get_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct inode *get_in(fuse_req_t req, fuse_ino_t ino)
+{
+	return inode_get(get_fs(req), ino);
+}
+
+static void fix_attr(struct fs *fs, struct stat *st)
+{
+	if (S_ISREG(st->st_mode)) {
+		st->st_size = (off_t)content_cipher_to_plain_size(
+			fs->content, (uint64_t)st->st_size, NULL);
+	} else if (S_ISLNK(st->st_mode)) {
+		long l = names_symlink_plain_len(fs->names,
+						 (size_t)st->st_size);
+
+		if (l >= 0)
+			st->st_size = l;
+	}
+}
+
+static void fill_entry(struct fs *fs, struct fuse_entry_param *e,
+		       struct inode *in, const struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = inode_nodeid(fs, in);
+	e->attr = *st;
+	fix_attr(fs, &e->attr);
+	e->attr_timeout = TIMEOUT;
+	e->entry_timeout = TIMEOUT;
+}
+
+static void reply_entry(fuse_req_t req, int rc, struct inode *in,
+			const struct stat *st)
+{
+	struct fs *fs = get_fs(req);
+	struct fuse_entry_param e;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fill_entry(fs, &e, in, st);
+	if (fuse_reply_entry(req, &e) < 0)
+		inode_forget(fs, in, 1);
+}
+
+static void get_cred(fuse_req_t req, struct cred *cr)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	cr->uid = ctx->uid;
+	cr->gid = ctx->gid;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+				  FUSE_CAP_SPLICE_MOVE |
+				  FUSE_CAP_WRITEBACK_CACHE);
+	conn->max_write = 1u << 20;
+	conn->max_readahead = 1u << 20;
+	conn->max_background = 64;
+	conn->congestion_threshold = 48;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct inode *in = NULL;
+	struct stat st;
+	int rc;
+
+	rc = dir_lookup(get_fs(req), get_in(req, parent), name, &in, &st);
+	reply_entry(req, rc, in, &st);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	inode_forget(get_fs(req), get_in(req, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		inode_forget(get_fs(req), get_in(req, forgets[i].ino),
+			     forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static int do_getattr(struct fs *fs, struct inode *in, struct stat *st,
+		      struct fuse_file_info *fi)
+{
+	int rc;
+
+	if (fi && in->type == S_IFREG) {
+		rc = file_fstat(fs, in, st);
+		if (rc != -EBADF)
+			return rc;
+	}
+	return inode_stat(fs, in, st);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fs *fs = get_fs(req);
+	struct stat st;
+	int rc;
+
+	rc = do_getattr(fs, get_in(req, ino), &st, fi);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fix_attr(fs, &st);
+	fuse_reply_attr(req, &st, TIMEOUT);
+}
+
+/* chmod/chown/utimens on in: through its directory fd (directories), its
+ * parent and name (others), or its open fd (unlinked open files). */
+static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
+		    int to_set)
+{
+	struct timespec ts[2];
+	struct loc l = { 0 };
+	uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+	gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+	int fd = -1, pfd = -1, rc = 0;
+	bool dir = in->type == S_IFDIR, held = false;
+
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_nsec = UTIME_OMIT;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		ts[0].tv_nsec = UTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		ts[0] = attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		ts[1].tv_nsec = UTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_MTIME)
+		ts[1] = attr->st_mtim;
+
+	if (dir) {
+		fd = dirfd_get(fs, in);
+		if (fd < 0)
+			return fd;
+	} else {
+		rc = loc_get(fs, in, &l);
+		if (!rc) {
+			pfd = dirfd_get(fs, l.parent);
+			if (pfd < 0) {
+				rc = pfd;
+				pfd = -1;
+			}
+		} else if (rc == -ESTALE) {
+			pthread_rwlock_rdlock(&in->rw);
+			held = true;
+			fd = in->fd;
+			rc = fd < 0 ? -ESTALE : 0;
+		}
+		if (rc)
+			goto out;
+	}
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		if (fd >= 0)
+			rc = fchmod(fd, attr->st_mode & 07777);
+		else
+			rc = fchmodat(pfd, l.name, attr->st_mode & 07777,
+				      AT_SYMLINK_NOFOLLOW);
+		if (rc < 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		if (fd >= 0)
+			rc = fchown(fd, uid, gid);
+		else
+			rc = fchownat(pfd, l.name, uid, gid,
+				      AT_SYMLINK_NOFOLLOW);
+		if (rc < 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	if (ts[0].tv_nsec != UTIME_OMIT || ts[1].tv_nsec != UTIME_OMIT) {
+		if (fd >= 0)
+			rc = futimens(fd, ts);
+		else
+			rc = utimensat(pfd, l.name, ts, AT_SYMLINK_NOFOLLOW);
+		if (rc < 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (held)
+		pthread_rwlock_unlock(&in->rw);
+	if (dir && fd >= 0)
+		dirfd_put(fs, in);
+	if (pfd >= 0)
+		dirfd_put(fs, l.parent);
+	loc_put(fs, &l);
+	return rc;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct fs *fs = get_fs(req);
+	struct inode *in = get_in(req, ino);
+	struct stat st;
+	int rc = 0;
+
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+		      FUSE_SET_ATTR_GID))
+		rc = set_meta(fs, in, attr,
+			      to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+					FUSE_SET_ATTR_GID));
+	if (!rc && (to_set & FUSE_SET_ATTR_SIZE)) {
+		if (in->type != S_IFREG)
+			rc = -EINVAL;
+		else
+			rc = file_truncate(fs, in, (uint64_t)attr->st_size);
+	}
+	if (!rc && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+			      FUSE_SET_ATTR_ATIME_NOW |
+			      FUSE_SET_ATTR_MTIME_NOW)))
+		rc = set_meta(fs, in, attr,
+			      to_set & (FUSE_SET_ATTR_ATIME |
+					FUSE_SET_ATTR_MTIME |
+					FUSE_SET_ATTR_ATIME_NOW |
+					FUSE_SET_ATTR_MTIME_NOW));
+	if (!rc)
+		rc = do_getattr(fs, in, &st, fi);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fix_attr(fs, &st);
+	fuse_reply_attr(req, &st, TIMEOUT);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[PATH_MAX + 1];
+	int rc;
+
+	rc = dir_readlink(get_fs(req), get_in(req, ino), buf, sizeof(buf));
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	struct inode *in = NULL;
+	struct stat st;
+	struct cred cr;
+	int rc;
+
+	get_cred(req, &cr);
+	rc = dir_mknod(get_fs(req), get_in(req, parent), name, mode, rdev, &cr,
+		       &in, &st);
+	reply_entry(req, rc, in, &st);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct inode *in = NULL;
+	struct stat st;
+	struct cred cr;
+	int rc;
+
+	get_cred(req, &cr);
+	rc = dir_mkdir(get_fs(req), get_in(req, parent), name, mode & 07777,
+		       &cr, &in, &st);
+	reply_entry(req, rc, in, &st);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	struct inode *in = NULL;
+	struct stat st;
+	struct cred cr;
+	int rc;
+
+	get_cred(req, &cr);
+	rc = dir_symlink(get_fs(req), get_in(req, parent), name, link, &cr,
+			 &in, &st);
+	reply_entry(req, rc, in, &st);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	struct inode *in = NULL;
+	struct stat st;
+	int rc;
+
+	rc = dir_link(get_fs(req), get_in(req, ino), get_in(req, newparent),
+		      newname, &in, &st);
+	reply_entry(req, rc, in, &st);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -dir_unlink(get_fs(req), get_in(req, parent),
+					name));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -dir_rmdir(get_fs(req), get_in(req, parent),
+				       name));
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	int rc;
+
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		rc = -EINVAL;
+	else
+		rc = dir_rename(get_fs(req), get_in(req, parent), name,
+				get_in(req, newparent), newname, flags);
+	fuse_reply_err(req, -rc);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = get_fs(req);
+	struct inode *in = get_in(req, ino);
+	int rc;
+
+	if (in->type != S_IFREG) {
+		fuse_reply_err(req, in->type == S_IFDIR ? EISDIR : EINVAL);
+		return;
+	}
+	rc = file_open(fs, in, fi->flags);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	inode_pin(fs, in);
+	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	if (fuse_reply_open(req, fi) < 0) {
+		file_release(fs, in);
+		inode_unpin(fs, in);
+	}
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct fs *fs = get_fs(req);
+	struct fuse_entry_param e;
+	struct inode *in = NULL;
+	struct stat st;
+	struct cred cr;
+	int rc;
+
+	get_cred(req, &cr);
+	rc = dir_create(fs, get_in(req, parent), name, mode & 07777, fi->flags,
+			&cr, &in, &st);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	inode_pin(fs, in);
+	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	fill_entry(fs, &e, in, &st);
+	if (fuse_reply_create(req, &e, fi) < 0) {
+		file_release(fs, in);
+		inode_unpin(fs, in);
+		inode_forget(fs, in, 1);
+	}
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	const uint8_t *data = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	(void)fi;
+	rc = file_read(get_fs(req), get_in(req, ino), size, (uint64_t)off,
+		       &buf, &data, &len);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_buf(req, (const char *)data, len);
+	free(buf);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	int rc;
+
+	rc = file_write(get_fs(req), get_in(req, ino), (const uint8_t *)buf,
+			size, (uint64_t)off, fi->fh & FH_APPEND);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fs *fs = get_fs(req);
+	struct inode *in = get_in(req, ino);
+
+	(void)fi;
+	file_release(fs, in);
+	inode_unpin(fs, in);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	(void)fi;
+	fuse_reply_err(req, -file_fsync(get_fs(req), get_in(req, ino),
+					datasync));
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct dir_list *dl;
+
+	(void)ino;
+	dl = calloc(1, sizeof(*dl));
+	if (!dl) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)dl;
+	if (fuse_reply_open(req, fi) < 0)
+		free(dl);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct fs *fs = get_fs(req);
+	struct inode *dir = get_in(req, ino);
+	struct dir_list *dl = (struct dir_list *)(uintptr_t)fi->fh;
+	struct fuse_entry_param e;
+	struct stat st;
+	char *buf;
+	size_t pos = 0, i, ent;
+	int rc = 0, dfd = -1;
+
+	if (off == 0 || !dl->ents) {
+		dir_list_free(dl);
+		rc = dir_list_load(fs, dir, dl);
+		if (rc) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (plus) {
+		dfd = dirfd_get(fs, dir);
+		if (dfd < 0) {
+			free(buf);
+			fuse_reply_err(req, -dfd);
+			return;
+		}
+	}
+	for (i = (size_t)off; i < dl->n; i++) {
+		struct dir_ent *d = &dl->ents[i];
+		struct inode *in = NULL;
+
+		if (!plus) {
+			memset(&st, 0, sizeof(st));
+			st.st_ino = d->ino;
+			st.st_mode = (mode_t)d->type << 12;
+			ent = fuse_add_direntry(req, buf + pos, size - pos,
+						d->name, &st, (off_t)(i + 1));
+		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..")) {
+			memset(&e, 0, sizeof(e));
+			e.attr.st_ino = d->ino;
+			e.attr.st_mode = S_IFDIR;
+			ent = fuse_add_direntry_plus(req, buf + pos,
+						     size - pos, d->name, &e,
+						     (off_t)(i + 1));
+		} else {
+			if (fstatat(dfd, d->stored, &st,
+				    AT_SYMLINK_NOFOLLOW) < 0)
+				continue; /* vanished meanwhile */
+			in = inode_lookup_add(fs, dir, d->stored, &st);
+			if (!in) {
+				rc = -ENOMEM;
+				break;
+			}
+			fill_entry(fs, &e, in, &st);
+			ent = fuse_add_direntry_plus(req, buf + pos,
+						     size - pos, d->name, &e,
+						     (off_t)(i + 1));
+		}
+		if (ent > size - pos) {
+			if (in)
+				inode_forget(fs, in, 1);
+			break;
+		}
+		pos += ent;
+	}
+	if (dfd >= 0)
+		dirfd_put(fs, dir);
+	if (rc && !pos)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct dir_list *dl = (struct dir_list *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	dir_list_free(dl);
+	free(dl);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	struct fs *fs = get_fs(req);
+	struct inode *in = get_in(req, ino);
+	int fd, rc = 0;
+
+	(void)fi;
+	fd = dirfd_get(fs, in);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	if ((datasync ? fdatasync(fd) : fsync(fd)) < 0)
+		rc = errno;
+	dirfd_put(fs, in);
+	fuse_reply_err(req, rc);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	(void)ino;
+	if (fstatvfs(get_fs(req)->root_fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			 off_t off, off_t len, struct fuse_file_info *fi)
+{
+	(void)fi;
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_err(req, -file_fallocate(get_fs(req), get_in(req, ino),
+					    mode, (uint64_t)off,
+					    (uint64_t)len));
+}
+
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	uint64_t res = 0;
+	int rc;
+
+	(void)fi;
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	rc = file_lseek(get_fs(req), get_in(req, ino), (uint64_t)off, whence,
+			&res);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_lseek(req, (off_t)res);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, -xattr_set(get_fs(req), get_in(req, ino), name,
+				       value, size, flags));
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	rc = xattr_get(get_fs(req), get_in(req, ino), name, buf, size, &len);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else if (!size)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	rc = xattr_list(get_fs(req), get_in(req, ino), buf, size, &len);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else if (!size)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, -xattr_remove(get_fs(req), get_in(req, ino),
+					  name));
+}
+
+const struct fuse_lowlevel_ops fs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.symlink = op_symlink,
+	.link = op_link,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.rename = op_rename,
+	.open = op_open,
+	.create = op_create,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.release = op_release,
+	.fsync = op_fsync,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
+	.statfs = op_statfs,
+	.fallocate = op_fallocate,
+	.lseek = op_lseek,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+};

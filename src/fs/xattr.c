@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Encrypted extended attributes (spec §4.10). The backing object is reached
+ * with an O_PATH|O_NOFOLLOW fd relative to its parent and then addressed as
+ * /proc/self/fd/N, which names that exact inode. Symlinks carry no user
+ * attributes on Linux, so they have none here either.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/b64.h"
+#include "common/log.h"
+#include "common/secmem.h"
+#include "fs/inode.h"
+#include "fs/xattr.h"
+
+#define XATTR_VAL_MAX 65536
+#define XATTR_NAME_BUF 512
+
+static bool is_acl(const char *name)
+{
+	return !strcmp(name, "system.posix_acl_access") ||
+	       !strcmp(name, "system.posix_acl_default");
+}
+
+/* /proc path naming in's backing inode; *fd to close afterwards. */
+static int xopen(struct fs *fs, struct inode *in, char *path, size_t cap,
+		 int *fdp)
+{
+	struct loc l;
+	struct stat st;
+	int pfd, fd, rc;
+
+	*fdp = -1;
+	if (in == &fs->root) {
+		snprintf(path, cap, "/proc/self/fd/%d", fs->root_fd);
+		return 0;
+	}
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		return rc;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		loc_put(fs, &l);
+		return pfd;
+	}
+	fd = openat(pfd, l.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	rc = fd < 0 ? -errno : 0;
+	dirfd_put(fs, l.parent);
+	loc_put(fs, &l);
+	if (rc)
+		return rc;
+	if (fstat(fd, &st) < 0 || st.st_dev != in->dev ||
+	    st.st_ino != in->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	*fdp = fd;
+	snprintf(path, cap, "/proc/self/fd/%d", fd);
+	return 0;
+}
+
+static int enc_xname(struct fs *fs, const char *name, char *out, size_t cap)
+{
+	if (!*name)
+		return -EINVAL;
+	if (is_acl(name)) {
+		if (strlen(name) >= cap)
+			return -ERANGE;
+		strcpy(out, name);
+		return 0;
+	}
+	return names_encrypt_xattr(fs->names, name, out, cap);
+}
+
+int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
+	      size_t size, size_t *len)
+{
+	char path[64], xname[XATTR_NAME_BUF];
+	uint8_t *raw = NULL, *dec = NULL, *pt = NULL;
+	size_t oh = content_msg_overhead(fs->content), dlen;
+	ssize_t n;
+	int fd = -1, rc;
+
+	if (!strcmp(name, "security.capability"))
+		return -EOPNOTSUPP;
+	if (in->type == S_IFLNK)
+		return -ENODATA;
+	rc = enc_xname(fs, name, xname, sizeof(xname));
+	if (rc)
+		return rc;
+	rc = xopen(fs, in, path, sizeof(path), &fd);
+	if (rc)
+		return rc;
+	raw = malloc(XATTR_VAL_MAX);
+	pt = malloc(XATTR_VAL_MAX);
+	if (!raw || !pt) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	n = getxattr(path, xname, raw, XATTR_VAL_MAX);
+	if (n < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (is_acl(name)) {
+		memcpy(pt, raw, (size_t)n);
+		dlen = (size_t)n;
+	} else if (n == 0) {
+		dlen = 0;
+	} else if ((size_t)n > oh &&
+		   !content_open_msg(fs->content, pt, raw, (size_t)n)) {
+		dlen = (size_t)n - oh;
+	} else {
+		/* Old gocryptfs stored values base64-encoded. */
+		enum b64_variant v = names_params(fs->names)->raw64 ?
+					     B64_URL_RAW : B64_URL;
+		size_t blen;
+
+		dec = malloc(XATTR_VAL_MAX);
+		if (!dec) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (b64_decode(dec, XATTR_VAL_MAX, &blen, (const char *)raw,
+			       (size_t)n, v) || blen <= oh ||
+		    content_open_msg(fs->content, pt, dec, blen)) {
+			log_warn("inode %ju: corrupt xattr value",
+				 (uintmax_t)in->ino);
+			rc = -EIO;
+			goto out;
+		}
+		dlen = blen - oh;
+	}
+	*len = dlen;
+	if (size) {
+		if (size < dlen)
+			rc = -ERANGE;
+		else
+			memcpy(buf, pt, dlen);
+	}
+out:
+	if (pt) {
+		secure_zero(pt, XATTR_VAL_MAX);
+		free(pt);
+	}
+	free(raw);
+	free(dec);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int xattr_set(struct fs *fs, struct inode *in, const char *name,
+	      const char *value, size_t size, int flags)
+{
+	char path[64], xname[XATTR_NAME_BUF];
+	uint8_t *ct = NULL;
+	size_t clen = 0;
+	const void *v = value;
+	int fd = -1, rc;
+
+	if (in->type == S_IFLNK)
+		return -EPERM;
+	rc = enc_xname(fs, name, xname, sizeof(xname));
+	if (rc)
+		return rc;
+	if (!is_acl(name) && size) {
+		clen = size + content_msg_overhead(fs->content);
+		ct = malloc(clen);
+		if (!ct)
+			return -ENOMEM;
+		rc = content_seal_msg(fs->content, ct, (const uint8_t *)value,
+				      size);
+		if (rc)
+			goto out;
+		v = ct;
+	} else {
+		clen = size;
+	}
+	rc = xopen(fs, in, path, sizeof(path), &fd);
+	if (rc)
+		goto out;
+	if (setxattr(path, xname, v, clen, flags) < 0)
+		rc = -errno;
+out:
+	free(ct);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int xattr_remove(struct fs *fs, struct inode *in, const char *name)
+{
+	char path[64], xname[XATTR_NAME_BUF];
+	int fd = -1, rc;
+
+	if (in->type == S_IFLNK)
+		return -ENODATA;
+	rc = enc_xname(fs, name, xname, sizeof(xname));
+	if (rc)
+		return rc;
+	rc = xopen(fs, in, path, sizeof(path), &fd);
+	if (rc)
+		return rc;
+	if (removexattr(path, xname) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
+	       size_t *len)
+{
+	char path[64], name[XATTR_NAME_BUF];
+	char *raw = NULL, *p;
+	size_t out = 0, nl;
+	ssize_t n;
+	int fd = -1, rc;
+
+	*len = 0;
+	if (in->type == S_IFLNK)
+		return 0;
+	rc = xopen(fs, in, path, sizeof(path), &fd);
+	if (rc)
+		return rc;
+	raw = malloc(XATTR_VAL_MAX);
+	if (!raw) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	n = listxattr(path, raw, XATTR_VAL_MAX);
+	if (n < 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (p = raw; p < raw + n; p += strlen(p) + 1) {
+		if (is_acl(p)) {
+			snprintf(name, sizeof(name), "%s", p);
+		} else if (!strncmp(p, NAMES_XATTR_PREFIX,
+				    strlen(NAMES_XATTR_PREFIX))) {
+			rc = names_decrypt_xattr(fs->names, p, name,
+						 sizeof(name));
+			if (rc < 0)
+				log_warn("inode %ju: hiding corrupt xattr "
+					 "name",
+					 (uintmax_t)in->ino);
+			if (rc || is_acl(name))
+				continue;
+		} else {
+			continue;
+		}
+		nl = strlen(name) + 1;
+		if (size) {
+			if (out + nl > size) {
+				rc = -ERANGE;
+				goto out;
+			}
+			memcpy(buf + out, name, nl);
+		}
+		out += nl;
+	}
+	rc = 0;
+	*len = out;
+out:
+	free(raw);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
