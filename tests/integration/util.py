@@ -124,6 +124,7 @@ class Mount:
         self.label = label
         self.proc = None
         self.returncode = None
+        self.ok_codes = (0,)  # exit codes accepted at teardown
         self.cmd = cmd_prefix(binary) + [binary, "-fg", *self.args,
                                          cipherdir, mnt]
 
