@@ -624,7 +624,7 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 		din = inode_find_pin(fs, dst.st_dev, dst.st_ino);
 	if (din && din != sin) {
 		if (flags & RENAME_EXCHANGE) {
-			inode_relink(fs, din, dir, sn.stored);
+			inode_move(fs, din, newdir, dn.stored, dir, sn.stored);
 		} else {
 			inode_unlink_name(fs, din, newdir, dn.stored);
 			if (S_ISDIR(dst.st_mode))
@@ -632,7 +632,7 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 		}
 	}
 	if (sin)
-		inode_relink(fs, sin, newdir, dn.stored);
+		inode_move(fs, sin, dir, sn.stored, newdir, dn.stored);
 	if (din)
 		inode_unpin(fs, din);
 	if (sin)

@@ -82,7 +82,6 @@ static void free_inode(struct fs *fs, struct inode *in)
 		close(in->dfd);
 	if (in->fd >= 0)
 		close(in->fd);
-	free(in->name);
 	pthread_rwlock_destroy(&in->rw);
 	pthread_mutex_destroy(&in->hdr_lock);
 	free(in);
@@ -102,19 +101,22 @@ static void unhash(struct fs *fs, struct inode *in)
 	}
 }
 
-/* Called with fs->lock held: free in and every parent it was the last
- * holder of. */
+/* Called with fs->lock held: free in if nothing holds it, then every
+ * parent it was the last holder of. */
 static void maybe_free_locked(struct fs *fs, struct inode *in)
 {
-	while (in && in != &fs->root && in->nlookup == 0 && in->pins == 0) {
-		struct inode *p = in->parent;
+	struct ilink *l, *next;
 
-		unhash(fs, in);
-		free_inode(fs, in);
-		if (!p)
-			break;
-		p->pins--;
-		in = p;
+	if (in == &fs->root || in->nlookup || in->pins)
+		return;
+	l = in->links;
+	unhash(fs, in);
+	free_inode(fs, in);
+	for (; l; l = next) {
+		next = l->next;
+		l->parent->pins--;
+		maybe_free_locked(fs, l->parent);
+		free(l);
 	}
 }
 
@@ -128,7 +130,13 @@ void inode_table_fini(struct fs *fs)
 		struct inode *in = fs->htab[i], *next;
 
 		for (; in; in = next) {
+			struct ilink *l, *ln;
+
 			next = in->hnext;
+			for (l = in->links; l; l = ln) {
+				ln = l->next;
+				free(l);
+			}
 			free_inode(fs, in);
 		}
 	}
@@ -163,30 +171,60 @@ static struct inode *find_locked(struct fs *fs, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-/* Point in at (parent, name). fs->lock held. Returns -ENOMEM or 0. */
+#define MAX_LINKS 8
+
+/* Remove the link (parent, name) of in. fs->lock held. */
+static void del_link_locked(struct fs *fs, struct inode *in,
+			    struct inode *parent, const char *name)
+{
+	struct ilink **pp, *l;
+
+	for (pp = &in->links; (l = *pp); pp = &l->next) {
+		if (l->parent == parent && !strcmp(l->name, name)) {
+			*pp = l->next;
+			free(l);
+			parent->pins--;
+			maybe_free_locked(fs, parent);
+			return;
+		}
+	}
+}
+
+/* Make (parent, name) the first known link of in. fs->lock held. Returns
+ * -ENOMEM or 0. */
 static int set_link_locked(struct fs *fs, struct inode *in,
 			   struct inode *parent, const char *name)
 {
-	struct inode *old = in->parent;
-	char *dup = NULL;
+	struct ilink **pp, *l;
+	size_t n = strlen(name), count = 0;
 
 	if (in == &fs->root)
 		return 0;
-	if (name) {
-		if (old == parent && in->name && !strcmp(in->name, name))
+	for (pp = &in->links; (l = *pp); pp = &l->next) {
+		if (l->parent == parent && !strcmp(l->name, name)) {
+			*pp = l->next;
+			l->next = in->links;
+			in->links = l;
 			return 0;
-		dup = strdup(name);
-		if (!dup)
-			return -ENOMEM;
+		}
 	}
-	free(in->name);
-	in->name = dup;
-	in->parent = name ? parent : NULL;
-	if (in->parent)
-		in->parent->pins++;
-	if (old) {
-		old->pins--;
-		maybe_free_locked(fs, old);
+	l = malloc(sizeof(*l) + n + 1);
+	if (!l)
+		return -ENOMEM;
+	memcpy(l->name, name, n + 1);
+	l->parent = parent;
+	parent->pins++;
+	l->next = in->links;
+	in->links = l;
+	for (pp = &in->links; (l = *pp); pp = &l->next) {
+		if (++count > MAX_LINKS) {
+			*pp = NULL;
+			parent = l->parent;
+			free(l);
+			parent->pins--;
+			maybe_free_locked(fs, parent);
+			break;
+		}
 	}
 	return 0;
 }
@@ -280,12 +318,17 @@ void inode_unpin(struct fs *fs, struct inode *in)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-void inode_relink(struct fs *fs, struct inode *in, struct inode *parent,
-		  const char *name)
+void inode_move(struct fs *fs, struct inode *in, struct inode *oldp,
+		const char *oldn, struct inode *newp, const char *newn)
 {
 	pthread_mutex_lock(&fs->lock);
-	if (set_link_locked(fs, in, parent, name) < 0)
+	/* Pin first: removing the old link must not free in or newp. */
+	in->pins++;
+	if (set_link_locked(fs, in, newp, newn) < 0)
 		log_warn("out of memory updating inode link");
+	del_link_locked(fs, in, oldp, oldn);
+	in->pins--;
+	maybe_free_locked(fs, in);
 	pthread_mutex_unlock(&fs->lock);
 }
 
@@ -293,8 +336,10 @@ void inode_unlink_name(struct fs *fs, struct inode *in, struct inode *parent,
 		       const char *name)
 {
 	pthread_mutex_lock(&fs->lock);
-	if (in->parent == parent && in->name && !strcmp(in->name, name))
-		set_link_locked(fs, in, NULL, NULL);
+	in->pins++;
+	del_link_locked(fs, in, parent, name);
+	in->pins--;
+	maybe_free_locked(fs, in);
 	pthread_mutex_unlock(&fs->lock);
 }
 
@@ -306,16 +351,16 @@ int loc_get(struct fs *fs, struct inode *in, struct loc *l)
 	pthread_mutex_lock(&fs->lock);
 	if (in == &fs->root) {
 		rc = -EINVAL;
-	} else if (!in->name || !in->parent) {
+	} else if (!in->links) {
 		rc = -ESTALE;
 	} else {
-		size_t n = strlen(in->name);
+		size_t n = strlen(in->links->name);
 
 		if (n >= sizeof(l->name)) {
 			rc = -ENAMETOOLONG;
 		} else {
-			memcpy(l->name, in->name, n + 1);
-			l->parent = in->parent;
+			memcpy(l->name, in->links->name, n + 1);
+			l->parent = in->links->parent;
 			l->parent->pins++;
 		}
 	}
@@ -444,7 +489,7 @@ void dirfd_drop(struct fs *fs, struct inode *in)
 int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
 {
 	struct loc l;
-	int fd, rc;
+	int fd, rc, tries;
 
 	if (in->type == S_IFDIR) {
 		fd = dirfd_get(fs, in);
@@ -454,8 +499,10 @@ int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
 		dirfd_put(fs, in);
 		return rc;
 	}
-	rc = loc_get(fs, in, &l);
-	if (!rc) {
+	for (tries = 0; tries < 8; tries++) {
+		rc = loc_get(fs, in, &l);
+		if (rc)
+			break;
 		fd = dirfd_get(fs, l.parent);
 		if (fd < 0) {
 			rc = fd;
@@ -466,7 +513,13 @@ int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
 				rc = -ESTALE;
 			dirfd_put(fs, l.parent);
 		}
+		/* A stale name (another hard link was used to remove or
+		 * replace it): drop it and try the next known one. */
+		if (rc == -ENOENT || rc == -ESTALE)
+			inode_unlink_name(fs, in, l.parent, l.name);
 		loc_put(fs, &l);
+		if (rc != -ENOENT && rc != -ESTALE)
+			break;
 	}
 	if (rc == -ESTALE || rc == -ENOENT) {
 		/* Unlinked (or moved behind our back) but maybe still open. */

@@ -24,6 +24,16 @@
 #define INODE_NAME_MAX 256
 
 struct fuse_session;
+struct inode;
+
+/* One known name of an inode: the stored name in parent (pinned). Hard
+ * links may give several; a few are kept so that removing one name does not
+ * strand the inode. */
+struct ilink {
+	struct ilink *next;
+	struct inode *parent;
+	char name[];
+};
 
 struct inode {
 	dev_t dev;
@@ -31,8 +41,7 @@ struct inode {
 	mode_t type;		/* S_IFMT bits */
 	uint64_t nlookup;	/* kernel references (lookup/forget) */
 	unsigned pins;		/* children, handles, in-flight users */
-	struct inode *parent;	/* pinned; NULL for root or unlinked */
-	char *name;		/* stored name in parent; NULL if unlinked */
+	struct ilink *links;	/* known names, most recent first */
 	struct inode *hnext;	/* hash chain */
 
 	/* Directory fd cache (protected by fs->lock). */
@@ -104,10 +113,10 @@ struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino);
 void inode_pin(struct fs *fs, struct inode *in);
 void inode_unpin(struct fs *fs, struct inode *in);
 
-/* Update links after rename/unlink: the inode (dev, ino) now lives at
- * (parent, name), or nowhere if parent is NULL and it was at (oldp, oldn). */
-void inode_relink(struct fs *fs, struct inode *in, struct inode *parent,
-		  const char *name);
+/* After a rename: in moved from (oldp, oldn) to (newp, newn). */
+void inode_move(struct fs *fs, struct inode *in, struct inode *oldp,
+		const char *oldn, struct inode *newp, const char *newn);
+/* After unlink/rmdir or being replaced: forget the name (parent, name). */
 void inode_unlink_name(struct fs *fs, struct inode *in,
 		       struct inode *parent, const char *name);
 

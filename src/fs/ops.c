@@ -99,7 +99,6 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 				  FUSE_CAP_SPLICE_MOVE |
 				  FUSE_CAP_WRITEBACK_CACHE);
 	conn->max_write = 1u << 20;
-	conn->max_readahead = 1u << 20;
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 }
