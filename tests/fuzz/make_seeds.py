@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Build the libFuzzer seed corpora from the gocryptfs 2.3 vectors.
+
+usage: make_seeds.py VECTORS_DIR OUT_DIR
+Writes OUT_DIR/<target>/<n> files. The input layouts match the targets:
+  fuzz_conf      config file bytes
+  fuzz_names     1 flag byte (see fuzz_names.c) + stored name
+  fuzz_longname  .name sidecar bytes
+  fuzz_content   1 cipher byte (0 GCM, 1 SIV, 2 XChaCha) + file bytes
+"""
+import glob
+import os
+import sys
+
+vec, out = sys.argv[1], sys.argv[2]
+n = [0]
+
+
+def put(target, data):
+    d = os.path.join(out, target)
+    os.makedirs(d, exist_ok=True)
+    n[0] += 1
+    with open(os.path.join(d, '%05d' % n[0]), 'wb') as f:
+        f.write(data)
+
+
+def read(p):
+    with open(p, 'rb') as f:
+        return f.read()
+
+
+for p in sorted(glob.glob(os.path.join(vec, '*', 'cipher', 'gocryptfs.conf'))
+                + glob.glob(os.path.join(vec, 'passwd', 'gocryptfs.conf.*'))
+                + glob.glob(os.path.join(vec, '*', 'plain',
+                                         '.gocryptfs.reverse.conf'))):
+    put('fuzz_conf', read(p))
+
+gcm = os.path.join(vec, 'gcm', 'cipher')
+for sub, flag in (('', 0), ('sub', 4)):
+    d = gcm
+    if sub:
+        # the ciphertext name of "sub": the directory with a diriv inside
+        for e in os.listdir(gcm):
+            if os.path.isfile(os.path.join(gcm, e, 'gocryptfs.diriv')):
+                d = os.path.join(gcm, e)
+    for e in sorted(os.listdir(d)):
+        put('fuzz_names', bytes([flag]) + e.encode())
+        if e.endswith('.name'):
+            put('fuzz_longname', read(os.path.join(d, e)))
+# padded base64 / plaintext flags with a few names
+for e in ('hello.txt', 'sub', 'AAAAAAAAAAAAAAAAAAAAAA', 'gocryptfs.conf'):
+    for flag in (1, 2, 8):
+        put('fuzz_names', bytes([flag]) + e.encode())
+
+for ci, name in enumerate(('gcm', 'aessiv', 'xchacha')):
+    for p in sorted(glob.glob(os.path.join(vec, name, 'cipher', '*'))):
+        if os.path.isfile(p) and not p.endswith(('.conf', '.diriv', '.name')):
+            data = read(p)
+            if len(data) <= 64 * 1024:
+                put('fuzz_content', bytes([ci]) + data)

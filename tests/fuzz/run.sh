@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Build the libFuzzer targets with clang (ASan + UBSan + fuzzer) and run each
+# one for SECONDS (default 60), seeded from the gocryptfs 2.3 vectors.
+# usage: tests/fuzz/run.sh [SECONDS] [BUILDDIR]
+# Exit 0 if no target found anything; 1 otherwise (crash inputs are left as
+# BUILDDIR/fuzz-out/<target>-crash-*, reproduce with BUILDDIR/tests/fuzz/<target> FILE).
+set -eu
+secs=${1:-60}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${2:-${FUZZ_BUILD:-$src/build-fuzz}}
+tarball=${VEILFS_TARBALL:-$src/../shared/vectors/gocryptfs-2.3-vectors.tar.gz}
+
+if [ ! -f "$build/build.ninja" ]; then
+	CC=clang meson setup "$build" "$src" -Dfuzz=true -Dtests=false \
+		-Dman=disabled -Dwerror=false -Db_lundef=false \
+		-Db_sanitize=address,undefined \
+		-Dc_args=-fsanitize=fuzzer-no-link
+fi
+ninja -C "$build" fuzz
+
+out=$build/fuzz-out
+rm -rf "$out"
+mkdir -p "$out/seeds"
+vec=${VEILFS_VECTORS:-}
+if [ -z "$vec" ] || [ ! -d "$vec/gcm" ]; then
+	vec=$out/vectors
+	"$src/tests/tools/extract_vectors.sh" "$tarball" "$vec" "$out/vectors.stamp"
+fi
+/usr/bin/python3 "$src/tests/fuzz/make_seeds.py" "$vec" "$out/seeds"
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+if [ -f "$src/tests/lsan_suppress.txt" ]; then
+	export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$src/tests/lsan_suppress.txt}"
+fi
+
+failed=""
+for exe in "$build"/tests/fuzz/fuzz_*; do
+	[ -f "$exe" ] && [ -x "$exe" ] || continue
+	t=$(basename "$exe")
+	mkdir -p "$out/corpus/$t" "$out/seeds/$t"
+	echo "== $t: ${secs}s, $(ls "$out/seeds/$t" | wc -l) seeds"
+	if ! "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$out/$t-" \
+		"$out/corpus/$t" "$out/seeds/$t" >"$out/$t.log" 2>&1; then
+		failed="$failed $t"
+		tail -n 60 "$out/$t.log"
+	else
+		grep -E '^stat::number_of_executed_units|^Done|cov:' "$out/$t.log" | tail -n 2
+	fi
+done
+if [ -n "$failed" ]; then
+	echo "fuzz: FINDINGS in:$failed (inputs in $out)" >&2
+	exit 1
+fi
+echo "fuzz: all targets ran ${secs}s without findings"
