@@ -37,10 +37,12 @@ fi
 
 failed=""
 for exe in "$build"/tests/fuzz/fuzz_*; do
-	[ -f "$exe" ] && [ -x "$exe" ] || continue
+	if [ ! -f "$exe" ] || [ ! -x "$exe" ]; then
+		continue
+	fi
 	t=$(basename "$exe")
 	mkdir -p "$out/corpus/$t" "$out/seeds/$t"
-	echo "== $t: ${secs}s, $(ls "$out/seeds/$t" | wc -l) seeds"
+	echo "== $t: ${secs}s, $(find "$out/seeds/$t" -type f | wc -l) seeds"
 	if ! "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$out/$t-" \
 		"$out/corpus/$t" "$out/seeds/$t" >"$out/$t.log" 2>&1; then
