@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: MIT
+"""The frozen gocryptfs 2.3 filesystems ($VEILFS_VECTORS/<variant>/cipher,
+password "test") mount under veilfs and read exactly as their plain/ tree:
+content, holes, long names, symlinks and the xattrs user.foo="bar",
+user.empty="" on one.txt and user.dirattr on sub/. Read-only mounts leave
+the cipherdir untouched; a rw mount of a copy can be changed and the
+result still reads correctly through gocryptfs. -masterkey mounts too."""
+
+import errno
+import os
+
+import pytest
+
+import util
+from compat_tree import modify
+from conftest import copy_cipherdir
+from util import expect_errno, read_file
+
+VARIANTS = ["gcm", "aessiv", "xchacha", "plaintextnames",
+            "deterministic-names", "longnamemax100"]
+# Flags a -masterkey mount needs, as the config file is not read then.
+MASTERKEY_FLAGS = {
+    "gcm": [],
+    "aessiv": ["-aessiv"],
+    "xchacha": ["-xchacha"],
+    # no Raw64 flag in that config: xattr names use padded base64
+    "plaintextnames": ["-plaintextnames", "-raw64=false"],
+    "deterministic-names": ["-deterministic-names"],
+    "longnamemax100": ["-longnamemax", "100"],
+}
+
+
+def _vec(vectors, variant, *rest):
+    return os.path.join(vectors, variant, *rest)
+
+
+def _assert_tree(mnt, want):
+    diff = util.diff_snapshots(util.snapshot(mnt), want)
+    assert not diff, "\n  ".join(["tree differs:"] + diff[:30])
+
+
+def _spot_checks(mnt):
+    assert os.getxattr(os.path.join(mnt, "one.txt"), "user.foo") == b"bar"
+    assert os.getxattr(os.path.join(mnt, "one.txt"), "user.empty") == b""
+    assert os.getxattr(os.path.join(mnt, "sub"),
+                       "user.dirattr") == b"x" * 10
+    assert os.readlink(os.path.join(mnt, "link_rel")) == "one.txt"
+    assert os.readlink(os.path.join(mnt, "link_abs")) == "/a/b/c/d"
+    assert read_file(os.path.join(mnt, "holes.bin")) == b"\0" * 10000 + b"X"
+    assert read_file(os.path.join(mnt, "n" * 176)).startswith(
+        b"name of 176 bytes")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vector_reads_as_plain_ro(mounter, vectors, variant):
+    cipher = _vec(vectors, variant, "cipher")
+    before = util.snapshot(cipher)
+    pw = _vec(vectors, variant, "password.txt")
+    m = mounter.mount(cipher, args=["-ro", "-passfile", pw])
+    _assert_tree(m.mnt, util.snapshot(_vec(vectors, variant, "plain")))
+    _spot_checks(m.mnt)
+    expect_errno(errno.EROFS, os.open, m.p("new"),
+                 os.O_CREAT | os.O_WRONLY, 0o644)
+    mounter.unmount(m)
+    assert util.snapshot(cipher) == before
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vector_copy_rw_then_gocryptfs(mounter, vectors, gocryptfs,
+                                       variant, tmp_path):
+    cipher = copy_cipherdir(_vec(vectors, variant, "cipher"),
+                            str(tmp_path / "vec"))
+    pw = _vec(vectors, variant, "password.txt")
+    args = ["-passfile", pw]
+    m = mounter.mount(cipher, args=args)
+    _assert_tree(m.mnt, util.snapshot(_vec(vectors, variant, "plain")))
+    # change it the way compat_tree.modify expects its input to look
+    os.rename(m.p("L" * 200), m.p("200".ljust(200, "n")))
+    for n, src in ((4095, None), (5000, "5000.bin"), (70000, None),
+                   (12289, None), (1, "one.txt"), (4096, "4096.bin")):
+        dst = m.p("size%d.bin" % n)
+        if src:
+            os.link(m.p(src), dst)
+        else:
+            util.write_file(dst, util.rand_bytes(n, n))
+    os.mkdir(m.p("emptydir"))
+    util.write_file(m.p("private"), b"p", 0o600)
+    util.write_file(m.p("hl1"), b"hl")
+    os.link(m.p("hl1"), m.p("sub", "hl2"))
+    modify(m.mnt)
+    want = util.snapshot(m.mnt)
+    mounter.unmount(m)
+    g = mounter.mount(cipher, binary=gocryptfs, args=args)
+    _assert_tree(g.mnt, want)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vector_masterkey_mount(mounter, vectors, variant):
+    with open(_vec(vectors, variant, "masterkey.hex")) as f:
+        key = f.read().strip()
+    cipher = _vec(vectors, variant, "cipher")
+    m = mounter.mount(cipher, args=["-ro", "-masterkey", key,
+                                    *MASTERKEY_FLAGS[variant]])
+    _assert_tree(m.mnt, util.snapshot(_vec(vectors, variant, "plain")))
