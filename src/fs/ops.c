@@ -99,6 +99,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 				  FUSE_CAP_SPLICE_MOVE |
 				  FUSE_CAP_WRITEBACK_CACHE);
 	conn->max_write = 1u << 20;
+	/* Must match the max_read mount option set in fs.c. */
+	conn->max_read = 1u << 20;
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 }
