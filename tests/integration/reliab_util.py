@@ -12,7 +12,8 @@ Environment:
                    tests/tools)
   VEILFS_BIN       override the binary (e.g. `gocryptfs`, to validate the
                    harness against the reference implementation)
-  VEILFS_FSX_OPS   fsx operations per cipher (default 20000)
+  VEILFS_FSX_OPS   fsx operations per cipher (default 20000, 4000 when
+                   VEILFS_SANITIZED is set)
   VEILFS_SEED      base seed for the random tests (default: random, printed)
 """
 import os
@@ -56,6 +57,10 @@ def base_seed():
 
 
 def fsx_ops(default=20000):
+    """20000 by default; 4000 in the sanitizer stage (VEILFS_SANITIZED=1,
+    set by .ci/run), unless VEILFS_FSX_OPS says otherwise."""
+    if os.environ.get('VEILFS_SANITIZED'):
+        default = 4000
     return int(os.environ.get('VEILFS_FSX_OPS', default))
 
 
