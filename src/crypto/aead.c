@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Content-cipher dispatch: the registry of implementations, keyed instances
+ * with one backend context per thread, nonces, and the block batches of
+ * spec §3.2-3.4 (AAD, hole and all-zero-nonce rules), run inline or on the
+ * worker pool. Each thread's context and nonce buffer live in thread-specific
+ * storage and on the instance's list (protected by lock) so that aead_free
+ * can wipe the contexts of threads that are still alive; a thread that exits
+ * frees its own through the key destructor.
+ */
+#include "crypto/aead.h"
+#include "crypto/aead_impl.h"
+#include "crypto/pool.h"
+
+#include "common/log.h"
+#include "common/secmem.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+/* Batches of at least this many blocks go to the worker pool. */
+#define PAR_MIN_BLOCKS 16
+/* Largest single message (the libraries take int lengths). */
+#define MSG_MAX (1u << 30)
+#define NONCE_BUF 4096
+
+struct tctx {
+	void *ctx;
+	struct aead *owner;
+	struct tctx *prev, *next; /* protected by owner->lock */
+	unsigned fork_gen;
+	size_t npos;
+	uint8_t nbuf[NONCE_BUF];
+};
+
+struct aead {
+	const struct aead_impl *impl;
+	uint8_t *key; /* key_len bytes, secmem */
+	pthread_key_t tls;
+	pthread_mutex_t lock;
+	struct tctx *all; /* protected by lock */
+};
+
+static const struct aead_impl *const impls[] = {
+	&aead_gcm_ossl,
+	&aead_gcm_gcry,
+};
+#define NIMPLS (sizeof(impls) / sizeof(impls[0]))
+
+static const struct {
+	const char *name;
+	size_t key_len, nonce_len;
+} ciphers[AEAD_CIPHER_COUNT] = {
+	[AEAD_AES_GCM_256] = { "AES-GCM-256", 32, 16 },
+	[AEAD_AES_SIV_512] = { "AES-SIV-512", 64, 16 },
+	[AEAD_XCHACHA20_POLY1305] = { "XChaCha20-Poly1305", 32, 24 },
+};
+
+/* Bumped in the child after fork() so that no nonce bought by the parent
+ * is ever used again in the child. */
+static volatile unsigned g_fork_gen;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void aead_atfork_child(void)
+{
+	g_fork_gen++;
+}
+
+static void aead_once(void)
+{
+	pthread_atfork(NULL, NULL, aead_atfork_child);
+}
+
+const char *aead_cipher_name(enum aead_cipher c)
+{
+	return (unsigned)c < AEAD_CIPHER_COUNT ? ciphers[c].name : "unknown";
+}
+
+size_t aead_cipher_key_len(enum aead_cipher c)
+{
+	return (unsigned)c < AEAD_CIPHER_COUNT ? ciphers[c].key_len : 0;
+}
+
+size_t aead_cipher_nonce_len(enum aead_cipher c)
+{
+	return (unsigned)c < AEAD_CIPHER_COUNT ? ciphers[c].nonce_len : 0;
+}
+
+size_t aead_impl_count(void)
+{
+	return NIMPLS;
+}
+
+const struct aead_impl *aead_impl_at(size_t i)
+{
+	return i < NIMPLS ? impls[i] : NULL;
+}
+
+const struct aead_impl *aead_impl_find(const char *name)
+{
+	for (size_t i = 0; name && i < NIMPLS; i++)
+		if (strcmp(impls[i]->name, name) == 0)
+			return impls[i];
+	return NULL;
+}
+
+const char *aead_impl_name(const struct aead_impl *impl)
+{
+	return impl->name;
+}
+
+enum aead_cipher aead_impl_cipher(const struct aead_impl *impl)
+{
+	return impl->cipher;
+}
+
+/* ---- instances and per-thread contexts ---------------------------------- */
+
+static void tctx_destroy(struct aead *a, struct tctx *t)
+{
+	a->impl->ctx_free(t->ctx);
+	secure_zero(t->nbuf, sizeof(t->nbuf));
+	free(t);
+}
+
+/* Thread exit: unlink and free this thread's context. */
+static void tctx_exit(void *arg)
+{
+	struct tctx *t = arg;
+	struct aead *a = t->owner;
+
+	pthread_mutex_lock(&a->lock);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		a->all = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	pthread_mutex_unlock(&a->lock);
+	tctx_destroy(a, t);
+}
+
+static int tctx_get(struct aead *a, struct tctx **out)
+{
+	struct tctx *t = pthread_getspecific(a->tls);
+	int rc;
+
+	if (t) {
+		*out = t;
+		return 0;
+	}
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t, 0, offsetof(struct tctx, nbuf));
+	t->owner = a;
+	t->npos = NONCE_BUF;
+	rc = a->impl->ctx_new(&t->ctx, a->key);
+	if (rc) {
+		log_err("aead: cannot set up %s", a->impl->name);
+		free(t);
+		return rc;
+	}
+	if (pthread_setspecific(a->tls, t)) {
+		tctx_destroy(a, t);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&a->lock);
+	t->next = a->all;
+	if (a->all)
+		a->all->prev = t;
+	a->all = t;
+	pthread_mutex_unlock(&a->lock);
+	*out = t;
+	return 0;
+}
+
+int aead_new(struct aead **out, const struct aead_impl *impl,
+	     const uint8_t *key, size_t key_len)
+{
+	struct aead *a;
+
+	*out = NULL;
+	if (!impl || !key || key_len != impl->key_len)
+		return -EINVAL;
+	pthread_once(&g_once, aead_once);
+	if (impl->gcrypt && aead_gcry_init())
+		return -EIO;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->impl = impl;
+	a->key = secmem_alloc(key_len);
+	if (!a->key)
+		goto out_free;
+	memcpy(a->key, key, key_len);
+	if (pthread_mutex_init(&a->lock, NULL))
+		goto out_free;
+	if (pthread_key_create(&a->tls, tctx_exit)) {
+		pthread_mutex_destroy(&a->lock);
+		goto out_free;
+	}
+	*out = a;
+	return 0;
+out_free:
+	secmem_free(a->key, key_len);
+	free(a);
+	return -ENOMEM;
+}
+
+void aead_free(struct aead *a)
+{
+	struct tctx *t, *next;
+
+	if (!a)
+		return;
+	/* After the key is deleted no destructor runs for it any more. */
+	pthread_key_delete(a->tls);
+	for (t = a->all; t; t = next) {
+		next = t->next;
+		tctx_destroy(a, t);
+	}
+	pthread_mutex_destroy(&a->lock);
+	secmem_free(a->key, a->impl->key_len);
+	free(a);
+}
+
+const struct aead_impl *aead_get_impl(const struct aead *a)
+{
+	return a->impl;
+}
+
+size_t aead_nonce_len(const struct aead *a)
+{
+	return a->impl->nonce_len;
+}
+
+size_t aead_overhead(const struct aead *a)
+{
+	return a->impl->nonce_len + a->impl->tag_len;
+}
+
+/* ---- nonces ------------------------------------------------------------- */
+
+static void rand_or_die(uint8_t *out, size_t n)
+{
+	if (RAND_bytes(out, (int)n) != 1) {
+		log_err("aead: the CSPRNG failed");
+		abort();
+	}
+}
+
+/* Nonces come from a per-thread buffer refilled NONCE_BUF bytes at a time;
+ * used bytes are wiped so that no nonce is handed out twice. */
+static void draw(struct tctx *t, uint8_t *out, size_t n)
+{
+	size_t k;
+
+	if (t->fork_gen != g_fork_gen) {
+		t->fork_gen = g_fork_gen;
+		t->npos = NONCE_BUF;
+	}
+	while (n) {
+		if (t->npos == NONCE_BUF) {
+			rand_or_die(t->nbuf, NONCE_BUF);
+			t->npos = 0;
+		}
+		k = NONCE_BUF - t->npos;
+		if (k > n)
+			k = n;
+		memcpy(out, t->nbuf + t->npos, k);
+		secure_zero(t->nbuf + t->npos, k);
+		t->npos += k;
+		out += k;
+		n -= k;
+	}
+}
+
+void aead_random_nonce(struct aead *a, uint8_t *out, size_t n)
+{
+	struct tctx *t;
+
+	if (tctx_get(a, &t))
+		rand_or_die(out, n);
+	else
+		draw(t, out, n);
+}
+
+/* ---- single messages ---------------------------------------------------- */
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	uint8_t acc = 0;
+
+	while (n--)
+		acc |= *p++;
+	return acc == 0;
+}
+
+static int seal_one(struct aead *a, struct tctx *t, uint8_t *out,
+		    const uint8_t *nonce, const uint8_t *pt, size_t ptlen,
+		    const uint8_t *aad, size_t aadlen)
+{
+	size_t nl = a->impl->nonce_len;
+
+	if (nonce)
+		memmove(out, nonce, nl);
+	else
+		draw(t, out, nl);
+	return a->impl->seal(t->ctx, out + nl, out, pt, ptlen, aad, aadlen);
+}
+
+/* inlen >= overhead. The all-zero nonce is refused (spec §3.4 rule 4). */
+static int open_one(struct aead *a, struct tctx *t, uint8_t *out,
+		    const uint8_t *in, size_t inlen, const uint8_t *aad,
+		    size_t aadlen)
+{
+	size_t nl = a->impl->nonce_len;
+
+	if (all_zero(in, nl) ||
+	    a->impl->open(t->ctx, out, in, in + nl, inlen - nl, aad, aadlen)) {
+		memset(out, 0, inlen - aead_overhead(a));
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int aead_seal(struct aead *a, uint8_t *out, const uint8_t *nonce,
+	      const uint8_t *pt, size_t ptlen, const uint8_t *aad,
+	      size_t aadlen)
+{
+	struct tctx *t;
+	int rc;
+
+	if (ptlen > MSG_MAX || aadlen > MSG_MAX)
+		return -EINVAL;
+	rc = tctx_get(a, &t);
+	if (rc)
+		return -EIO;
+	return seal_one(a, t, out, nonce, pt, ptlen, aad, aadlen) ? -EIO : 0;
+}
+
+int aead_open(struct aead *a, uint8_t *out, const uint8_t *in, size_t inlen,
+	      const uint8_t *aad, size_t aadlen)
+{
+	size_t oh = aead_overhead(a);
+	struct tctx *t;
+
+	if (inlen < oh || inlen - oh > MSG_MAX || aadlen > MSG_MAX)
+		return -EBADMSG;
+	if (tctx_get(a, &t)) {
+		memset(out, 0, inlen - oh);
+		return -EBADMSG;
+	}
+	return open_one(a, t, out, in, inlen, aad, aadlen);
+}
+
+/* ---- block batches ------------------------------------------------------ */
+
+struct batch {
+	struct aead *a;
+	uint8_t *out;
+	const uint8_t *in, *file_id, *nonces;
+	size_t inlen, bs, cbs, nblocks, per;
+	uint64_t first;
+	bool seal;
+	/* per chunk: result and first bad block */
+	int rc[2 * POOL_MAX_THREADS];
+	size_t bad[2 * POOL_MAX_THREADS];
+};
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* A full-size all-zero block is a hole (spec §3.4 rule 2). */
+static bool is_hole(const uint8_t *blk, size_t len, size_t cbs)
+{
+	const uint64_t *w = (const uint64_t *)(const void *)blk;
+	uint64_t acc = 0;
+	size_t i;
+
+	if (len != cbs)
+		return false;
+	for (i = 0; i < len / 8; i++)
+		acc |= w[i];
+	for (i *= 8; i < len; i++)
+		acc |= blk[i];
+	return acc == 0;
+}
+
+/* Blocks [i0, i1) of a batch; returns 0 or the error of the first failing
+ * block, whose index goes to *bad. */
+static size_t plain_len(const struct batch *b, size_t i)
+{
+	size_t left = b->inlen - i * (b->seal ? b->bs : b->cbs);
+	size_t oh = b->cbs - b->bs;
+
+	if (b->seal)
+		return left < b->bs ? left : b->bs;
+	if (left >= b->cbs)
+		return b->bs;
+	return left > oh ? left - oh : 0;
+}
+
+/* Blocks [i0, i1) of a batch; returns 0 or the error of the first failing
+ * block, whose index goes to *bad. */
+static int run_blocks(struct batch *b, size_t i0, size_t i1, size_t *bad)
+{
+	struct aead *a = b->a;
+	size_t nl = a->impl->nonce_len, len, i;
+	uint8_t aad[AEAD_BLOCK_AAD_LEN];
+	struct tctx *t;
+	int rc = 0, r;
+
+	if (tctx_get(a, &t)) {
+		*bad = i0;
+		for (i = i0; !b->seal && i < i1; i++)
+			memset(b->out + i * b->bs, 0, plain_len(b, i));
+		return b->seal ? -EIO : -EBADMSG;
+	}
+	memcpy(aad + 8, b->file_id, 16);
+	for (i = i0; i < i1; i++) {
+		put_be64(aad, b->first + i);
+		len = plain_len(b, i);
+		if (b->seal) {
+			r = seal_one(a, t, b->out + i * b->cbs,
+				     b->nonces ? b->nonces + i * nl : NULL,
+				     b->in + i * b->bs, len, aad, sizeof(aad));
+			r = r ? -EIO : 0;
+		} else {
+			const uint8_t *blk = b->in + i * b->cbs;
+			size_t clen = len + b->cbs - b->bs;
+
+			if (len == 0) { /* a tail of 1..overhead bytes */
+				r = -EBADMSG;
+			} else if (is_hole(blk, clen, b->cbs)) {
+				memset(b->out + i * b->bs, 0, b->bs);
+				r = 0;
+			} else {
+				r = open_one(a, t, b->out + i * b->bs, blk,
+					     clen, aad, sizeof(aad));
+			}
+		}
+		if (r && !rc) {
+			rc = r;
+			*bad = i;
+		}
+	}
+	return rc;
+}
+
+static void run_chunk(void *arg, size_t k)
+{
+	struct batch *b = arg;
+	size_t i0 = k * b->per, i1 = i0 + b->per;
+
+	if (i1 > b->nblocks)
+		i1 = b->nblocks;
+	b->rc[k] = i0 < i1 ? run_blocks(b, i0, i1, &b->bad[k]) : 0;
+}
+
+static int run_batch(struct batch *b, size_t *bad)
+{
+	unsigned threads = b->nblocks >= PAR_MIN_BLOCKS ? pool_get_threads() : 1;
+	size_t chunks, k;
+	int rc = 0;
+
+	if (threads <= 1) {
+		size_t dummy;
+
+		return run_blocks(b, 0, b->nblocks, bad ? bad : &dummy);
+	}
+	/* Two chunks per thread so that a late worker costs little. */
+	chunks = 2 * (size_t)threads;
+	b->per = (b->nblocks + chunks - 1) / chunks;
+	chunks = (b->nblocks + b->per - 1) / b->per;
+	pool_run(run_chunk, b, chunks);
+	for (k = 0; k < chunks; k++)
+		if (b->rc[k]) {
+			rc = b->rc[k];
+			if (bad)
+				*bad = b->bad[k];
+			break;
+		}
+	return rc;
+}
+
+int aead_seal_blocks(struct aead *a, uint8_t *out, const uint8_t *pt,
+		     size_t ptlen, size_t block_size, uint64_t first_block,
+		     const uint8_t file_id[16], const uint8_t *nonces)
+{
+	struct batch b = {
+		.a = a, .out = out, .in = pt, .inlen = ptlen,
+		.file_id = file_id, .nonces = nonces, .bs = block_size,
+		.cbs = block_size + aead_overhead(a), .first = first_block,
+		.seal = true,
+	};
+
+	if (ptlen == 0)
+		return 0;
+	if (block_size == 0 || block_size > MSG_MAX)
+		return -EINVAL;
+	b.nblocks = (ptlen + block_size - 1) / block_size;
+	return run_batch(&b, NULL);
+}
+
+int aead_open_blocks(struct aead *a, uint8_t *out, const uint8_t *ct,
+		     size_t ctlen, size_t block_size, uint64_t first_block,
+		     const uint8_t file_id[16], size_t *bad)
+{
+	struct batch b = {
+		.a = a, .out = out, .in = ct, .inlen = ctlen,
+		.file_id = file_id, .bs = block_size,
+		.cbs = block_size + aead_overhead(a), .first = first_block,
+	};
+
+	if (ctlen == 0)
+		return 0;
+	if (block_size == 0 || block_size > MSG_MAX) {
+		if (bad)
+			*bad = 0;
+		return -EBADMSG;
+	}
+	b.nblocks = (ctlen + b.cbs - 1) / b.cbs;
+	return run_batch(&b, bad);
+}
+
+void aead_set_threads(unsigned n)
+{
+	pool_set_threads(n);
+}
+
+unsigned aead_get_threads(void)
+{
+	return pool_get_threads();
+}
+
+/* ---- benchmark and auto selection --------------------------------------- */
+
+static double thread_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int aead_bench(struct aead *a, unsigned ms, double *mbs)
+{
+	static const uint8_t fid[16] = { 1 };
+	uint8_t pt[4096], out[4096 + AEAD_MAX_NONCE_LEN + AEAD_TAG_LEN];
+	uint8_t aad[AEAD_BLOCK_AAD_LEN];
+	double t0, el = 0;
+	size_t n = 0;
+	struct tctx *t;
+	int rc;
+
+	*mbs = 0;
+	rc = tctx_get(a, &t);
+	if (rc)
+		return rc;
+	memset(pt, 0x5a, sizeof(pt));
+	memcpy(aad + 8, fid, 16);
+	t0 = thread_secs();
+	do {
+		for (int k = 0; k < 16; k++, n++) {
+			put_be64(aad, n);
+			if (seal_one(a, t, out, NULL, pt, sizeof(pt), aad,
+				     sizeof(aad)))
+				return -EIO;
+		}
+		el = thread_secs() - t0;
+	} while (el * 1000 < ms);
+	*mbs = (double)n * sizeof(pt) / el / 1e6;
+	return 0;
+}
+
+int aead_impl_bench(const struct aead_impl *impl, unsigned ms, double *mbs)
+{
+	uint8_t key[AEAD_MAX_KEY_LEN];
+	struct aead *a = NULL;
+	int rc;
+
+	*mbs = 0;
+	rand_or_die(key, impl->key_len);
+	rc = aead_new(&a, impl, key, impl->key_len);
+	secure_zero(key, sizeof(key));
+	if (rc)
+		return rc;
+	rc = aead_bench(a, ms, mbs);
+	aead_free(a);
+	return rc;
+}
+
+static pthread_mutex_t g_auto_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct aead_impl *g_auto[AEAD_CIPHER_COUNT]; /* g_auto_lock */
+static char g_auto_fig[AEAD_CIPHER_COUNT][256];		   /* g_auto_lock */
+
+const struct aead_impl *aead_impl_auto(enum aead_cipher c, unsigned budget_ms,
+				       char *figures, size_t figlen)
+{
+	const struct aead_impl *cand[NIMPLS], *best = NULL;
+	double sum[NIMPLS] = { 0 }, mbs;
+	size_t n = 0, i, best_i = 0, off = 0;
+	unsigned slice;
+
+	if ((unsigned)c >= AEAD_CIPHER_COUNT)
+		return NULL;
+	pthread_mutex_lock(&g_auto_lock);
+	if (g_auto[c])
+		goto out;
+	for (i = 0; i < NIMPLS; i++)
+		if (impls[i]->cipher == c)
+			cand[n++] = impls[i];
+	if (n == 0)
+		goto out;
+	/* Three alternating rounds over the candidates. */
+	slice = (budget_ms ? budget_ms : 50) / (3 * (unsigned)n);
+	if (slice == 0)
+		slice = 1;
+	for (int round = 0; round < 3; round++)
+		for (i = 0; i < n; i++)
+			if (aead_impl_bench(cand[i], slice, &mbs) == 0)
+				sum[i] += mbs / 3;
+	for (i = 0; i < n; i++) {
+		if (sum[i] > 0 && (!best || sum[i] > sum[best_i])) {
+			best = cand[i];
+			best_i = i;
+		}
+		if (off < sizeof(g_auto_fig[c]))
+			off += (size_t)snprintf(g_auto_fig[c] + off,
+						sizeof(g_auto_fig[c]) - off,
+						"%s%s %.0f MB/s", i ? ", " : "",
+						cand[i]->name, sum[i]);
+	}
+	g_auto[c] = best;
+out:
+	best = g_auto[c];
+	if (figures && figlen)
+		snprintf(figures, figlen, "%s", g_auto_fig[c]);
+	pthread_mutex_unlock(&g_auto_lock);
+	return best;
+}
