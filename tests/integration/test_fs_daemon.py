@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: MIT
+"""Daemon-specific behaviour of the FUSE layer (src/fs).
+
+- A 33,000-file tree untars, lists and deletes with the daemon's open-file
+  limit lowered to 1024 (libfuse's passthrough_hp pins one fd per inode and
+  fails here with EMFILE); the daemon's fd count stays bounded throughout.
+- Backing files are open only while a FUSE handle is open.
+- A hard link stays reachable after the name the daemon knew it by is gone.
+- The written tree reads back identically through gocryptfs.
+"""
+
+import os
+import shutil
+import subprocess
+import tarfile
+import time
+
+import pytest
+
+import util
+
+FD_LIMIT = 1024
+
+
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def settled_fd_count(pid, below=None):
+    """fd count once FUSE releases (asynchronous) have arrived."""
+    last = fd_count(pid)
+    for _ in range(100):
+        time.sleep(0.05)
+        n = fd_count(pid)
+        if n == last and (below is None or n <= below):
+            return n
+        last = n
+    return last
+
+
+def mount_limited(mounter, cipherdir, limit=FD_LIMIT):
+    """Mount with RLIMIT_NOFILE lowered through prlimit (which execs the
+    daemon, so the pid stays the daemon's)."""
+    prlimit = shutil.which("prlimit")
+    if not prlimit:
+        pytest.skip("prlimit missing")
+    mnt = mounter._name("mnt")
+    log = mounter._name("daemon") + ".log"
+    mounter.logs.append(log)
+    m = util.Mount(util.VEILFS_BIN, cipherdir, mnt,
+                   ["-passfile", mounter.passfile], log, "fdlimit")
+    m.cmd = [prlimit, "--nofile=%d:%d" % (limit, limit)] + m.cmd
+    mounter.repro.append(util.quote(m.cmd))
+    mounter.mounts.append(m)
+    m.start()
+    return m
+
+
+def make_tree_tar(path, ndirs=30, per_dir=1000, flat=3000):
+    """A tar of ndirs*per_dir + flat small files (33,000 by default)."""
+    src = path + ".src"
+    names = []
+    for d in range(ndirs):
+        dd = os.path.join(src, "d%02d" % d)
+        os.makedirs(dd)
+        for f in range(per_dir):
+            names.append(os.path.join(dd, "file-%04d.txt" % f))
+    flatdir = os.path.join(src, "flat")
+    os.makedirs(flatdir)
+    for f in range(flat):
+        names.append(os.path.join(flatdir, "f%05d" % f))
+    for n in names:
+        with open(n, "w") as fh:
+            fh.write(os.path.basename(n))
+    with tarfile.open(path, "w") as t:
+        t.add(src, arcname=".")
+    shutil.rmtree(src)
+    return len(names)
+
+
+@pytest.mark.parametrize("variant", ["gcm", "plaintextnames"])
+def test_33000_files_low_fd_limit(mounter, tmp_path, variant):
+    from conftest import VARIANTS
+    cipherdir = mounter.init(VARIANTS[variant])
+    m = mount_limited(mounter, cipherdir)
+    pid = m.proc.pid
+    tar = str(tmp_path / "tree.tar")
+    nfiles = make_tree_tar(tar)
+
+    p = subprocess.Popen(["tar", "xf", tar, "-C", m.mnt])
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, fd_count(pid))
+        try:
+            p.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
+    assert p.returncode == 0, "untar failed (EMFILE in the daemon?)"
+    peak = max(peak, fd_count(pid))
+
+    count = 0
+    for root, dirs, files in os.walk(m.mnt):
+        for f in files:
+            st = os.lstat(os.path.join(root, f))
+            assert st.st_size == len(f)
+            count += 1
+        peak = max(peak, fd_count(pid))
+    assert count == nfiles
+    with open(m.p("flat", "f02999")) as fh:
+        assert fh.read() == "f02999"
+    assert len(os.listdir(m.p("flat"))) == 3000
+
+    shutil.rmtree(m.p("flat"))
+    subprocess.run(["rm", "-rf"] + [m.p(d) for d in os.listdir(m.mnt)],
+                   check=True)
+    assert os.listdir(m.mnt) == []
+    peak = max(peak, fd_count(pid))
+    # Bounded: the dir-fd cache plus a few; far below the file count.
+    assert peak < FD_LIMIT - 100, "daemon held %d fds" % peak
+    # Nothing left in the backing directory but the config and root IV.
+    left = set(os.listdir(cipherdir)) - util.HIDDEN_ROOT
+    assert left == set()
+    mounter.unmount(m)
+
+
+def test_fds_only_while_open(mounter):
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    pid = m.proc.pid
+    for i in range(200):
+        util.write_file(m.p("f%d" % i), b"x" * i)
+    base = settled_fd_count(pid)
+    handles = [open(m.p("f%d" % i), "rb") for i in range(200)]
+    opened = fd_count(pid)
+    # Two handles of one file share one backing fd.
+    extra = [open(m.p("f%d" % i), "rb") for i in range(100)]
+    shared = fd_count(pid)
+    for h in handles + extra:
+        h.close()
+    closed = settled_fd_count(pid, below=base)
+    assert opened >= base + 200
+    assert shared == opened
+    assert closed <= base
+    mounter.unmount(m)
+
+
+def test_hard_link_survives_removal_of_known_name(vfs):
+    a, b = vfs.p("a"), vfs.p("b")
+    util.write_file(a, b"hello")
+    os.link(a, b)
+    os.unlink(b)  # the daemon knew the inode last by this name
+    st = os.stat(a)
+    assert st.st_nlink == 1 and st.st_size == 5
+    assert util.read_file(a) == b"hello"
+    os.link(a, b)
+    os.unlink(a)
+    assert util.read_file(b) == b"hello"
+    os.chmod(b, 0o600)
+    assert os.stat(b).st_mode & 0o777 == 0o600
+
+
+def test_unlinked_open_file_keeps_working(cvfs):
+    p = cvfs.p("f")
+    util.write_file(p, b"0123456789" * 1000)
+    with open(p, "r+b") as f:
+        os.unlink(p)
+        f.seek(5000)
+        f.write(b"X" * 10)
+        f.flush()
+        os.fsync(f.fileno())
+        st = os.fstat(f.fileno())
+        assert st.st_size == 10000
+        f.seek(0)
+        data = f.read()
+    assert data[5000:5010] == b"X" * 10
+    assert data[:5000] == (b"0123456789" * 1000)[:5000]
+
+
+def test_tree_reads_back_with_gocryptfs(mounter, gocryptfs, tmp_path):
+    """Deep tree, long names, rename across dirs, then gocryptfs agrees."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    want = {}
+    deep = m.mnt
+    for i in range(12):
+        deep = os.path.join(deep, "level%d" % i)
+        os.mkdir(deep)
+    long_name = "L" * 200
+    for i in range(20):
+        data = util.rand_bytes(4096 * i + i, seed=i)
+        util.write_file(os.path.join(deep, "%s%d" % (long_name[:190], i)),
+                        data)
+    os.rename(m.p("level0", "level1"), m.p("moved"))
+    for root, dirs, files in os.walk(m.mnt):
+        for f in files:
+            path = os.path.join(root, f)
+            want[os.path.relpath(path, m.mnt)] = util.read_file(path)
+    mounter.unmount(m)
+
+    g = mounter.mount(cipherdir, binary=gocryptfs,
+                      args=["-passfile", mounter.passfile], label="ref")
+    got = {}
+    for root, dirs, files in os.walk(g.mnt):
+        for f in files:
+            path = os.path.join(root, f)
+            got[os.path.relpath(path, g.mnt)] = util.read_file(path)
+    assert got == want
+    assert len(got) == 20
+    mounter.unmount(g)
