@@ -19,6 +19,8 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
+static char sha256_name[] = "SHA256";
+
 int kdf_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm,
 		    size_t ikmlen, const char *info)
 {
@@ -37,7 +39,7 @@ int kdf_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm,
 		goto out;
 	/* No salt parameter: RFC 5869 then uses HashLen zero bytes (§2.1). */
 	*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
-						(char *)"SHA256", 0);
+						sha256_name, 0);
 	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
 						 (void *)(uintptr_t)ikm,
 						 ikmlen);

