@@ -12,6 +12,7 @@ Environment:
                    tests/tools)
   VEILFS_BIN       override the binary (e.g. `gocryptfs`, to validate the
                    harness against the reference implementation)
+  VEILFS_INIT_BIN  binary used for -init only (default: VEILFS_BIN)
   VEILFS_FSX_OPS   fsx operations per cipher (default 20000, 4000 when
                    VEILFS_SANITIZED is set)
   VEILFS_SEED      base seed for the random tests (default: random, printed)
@@ -28,6 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 BUILD_DIR = os.environ.get('BUILD_DIR', os.path.join(ROOT, 'build'))
 VEILFS = os.environ.get('VEILFS_BIN') or os.path.join(BUILD_DIR, 'src',
                                                       'veilfs')
+# -init with another binary (e.g. gocryptfs): the mount is still veilfs
+VEILFS_INIT = os.environ.get('VEILFS_INIT_BIN') or VEILFS
 TOOLS = os.path.join(BUILD_DIR, 'tests', 'tools')
 VECTORS = os.environ.get('VEILFS_VECTORS',
                          os.path.join(BUILD_DIR, 'vectors'))
@@ -80,7 +83,7 @@ def write_passfile(path):
 
 def init_cipherdir(cipherdir, passfile, flags=()):
     os.makedirs(cipherdir, exist_ok=True)
-    cmd = [VEILFS, '-init', '-q', '-scryptn', '10', '-passfile', passfile]
+    cmd = [VEILFS_INIT, '-init', '-q', '-scryptn', '10', '-passfile', passfile]
     cmd += list(flags) + [cipherdir]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=60)
