@@ -626,9 +626,12 @@ int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 	} else if ((uint64_t)r <= HL) {
 		p = 0;
 	} else if (whence == SEEK_DATA) {
-		p = ((uint64_t)r - HL) / cbs * PBS;
-	} else {
+		/* A block starting before r has unallocated bytes, so it was
+		 * never written: data starts at the next block. */
 		p = ((uint64_t)r - HL + cbs - 1) / cbs * PBS;
+	} else {
+		/* The block holding r has unallocated bytes: a hole. */
+		p = ((uint64_t)r - HL) / cbs * PBS;
 	}
 	if (p < off)
 		p = off;
