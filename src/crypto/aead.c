@@ -49,8 +49,8 @@ struct aead {
 };
 
 static const struct aead_impl *const impls[] = {
-	&aead_gcm_ossl,
-	&aead_gcm_gcry,
+	&aead_gcm_ossl,	    &aead_gcm_gcry,	&aead_siv_ossl,
+	&aead_siv_gcry,	    &aead_xchacha_ossl, &aead_xchacha_gcry,
 };
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
@@ -308,8 +308,11 @@ static int seal_one(struct aead *a, struct tctx *t, uint8_t *out,
 		    const uint8_t *nonce, const uint8_t *pt, size_t ptlen,
 		    const uint8_t *aad, size_t aadlen)
 {
+	static const uint8_t empty[1];
 	size_t nl = a->impl->nonce_len;
 
+	if (!aad) /* libgcrypt SIV refuses a NULL empty component */
+		aad = empty;
 	if (nonce)
 		memmove(out, nonce, nl);
 	else
@@ -322,8 +325,11 @@ static int open_one(struct aead *a, struct tctx *t, uint8_t *out,
 		    const uint8_t *in, size_t inlen, const uint8_t *aad,
 		    size_t aadlen)
 {
+	static const uint8_t empty[1];
 	size_t nl = a->impl->nonce_len;
 
+	if (!aad)
+		aad = empty;
 	if (all_zero(in, nl) ||
 	    a->impl->open(t->ctx, out, in, in + nl, inlen - nl, aad, aadlen)) {
 		memset(out, 0, inlen - aead_overhead(a));

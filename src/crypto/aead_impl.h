@@ -40,6 +40,12 @@ extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;
 extern const struct aead_impl aead_xchacha_ossl, aead_xchacha_gcry;
 
+/* Test hook: RFC 5297 SIV || C over any S2V vector with a 32- or 64-byte
+ * key (AES-SIV-256/-512) through the OpenSSL S2V/CTR core. */
+int aead_siv_ossl_test(uint8_t *out, const uint8_t *key, size_t keylen,
+		       const uint8_t *const *ad, const size_t *adlen,
+		       size_t nad, const uint8_t *pt, size_t ptlen);
+
 /* Initialise libgcrypt once (version check, secure memory, finished). */
 int aead_gcry_init(void);
 

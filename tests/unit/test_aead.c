@@ -8,6 +8,7 @@
  * path against the inline one.
  */
 #include "crypto/aead.h"
+#include "crypto/aead_impl.h" /* white box: the S2V/CTR core */
 #include "crypto/hchacha20.h"
 #include "harness.h"
 #include "vecutil.h"
@@ -243,6 +244,44 @@ TEST(kat_hchacha20)
 			   "a0f9e4d58a74a853c12ec41326d3ecdc");
 	hchacha20(out, key, n);
 	ASSERT_MEM_EQ(out, want, 32);
+}
+
+/* RFC 5297 A.1 (deterministic) and A.2 (nonce-based), AES-SIV-256, through
+ * the key-size generic S2V/CTR core of the OpenSSL backend. */
+TEST(kat_rfc5297_siv)
+{
+	uint8_t key[32], ad1[40], ad2[10], nonce[16], pt[47], out[80], want[80];
+	const uint8_t *ad[3] = { ad1, ad2, nonce };
+	size_t adlen[3] = { 24, 10, 16 };
+
+	th_unhex(key, 32, "fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0"
+			  "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+	th_unhex(ad1, 24, "101112131415161718191a1b1c1d1e1f2021222324252627");
+	th_unhex(pt, 14, "112233445566778899aabbccddee");
+	th_unhex(want, 30, "85632d07c6e8f37f950acd320a2ecc93"
+			   "40c02b9690c4dc04daef7f6afe5c");
+	ASSERT_INT_EQ(aead_siv_ossl_test(out, key, 32, ad, adlen, 1, pt, 14),
+		      0);
+	ASSERT_MEM_EQ(out, want, 30);
+
+	th_unhex(key, 32, "7f7e7d7c7b7a79787776757473727170"
+			  "404142434445464748494a4b4c4d4e4f");
+	th_unhex(ad1, 40, "00112233445566778899aabbccddeeff"
+			  "deaddadadeaddadaffeeddccbbaa9988"
+			  "7766554433221100");
+	th_unhex(ad2, 10, "102030405060708090a0");
+	th_unhex(nonce, 16, "09f911029d74e35bd84156c5635688c0");
+	th_unhex(pt, 47, "7468697320697320736f6d6520706c61"
+			 "696e7465787420746f20656e63727970"
+			 "74207573696e67205349562d414553");
+	th_unhex(want, 63, "7bdb6e3b432667eb06f4d14bff2fbd0f"
+			   "cb900f2fddbe404326601965c889bf17"
+			   "dba77ceb094fa663b7a3f748ba8af829"
+			   "ea64ad544a272e9c485b62a3fd5c0d");
+	adlen[0] = 40;
+	ASSERT_INT_EQ(aead_siv_ossl_test(out, key, 32, ad, adlen, 3, pt, 47),
+		      0);
+	ASSERT_MEM_EQ(out, want, 63);
 }
 
 /* draft-irtf-cfrg-xchacha-03 A.3.1 */
@@ -639,7 +678,7 @@ TEST(registry_and_auto)
 	}
 }
 
-RUN_TESTS(T(vectors_all_implementations), T(kat_hchacha20),
+RUN_TESTS(T(vectors_all_implementations), T(kat_hchacha20), T(kat_rfc5297_siv),
 	  T(kat_xchacha20_poly1305), T(kat_gcm_iv128), T(tamper_every_byte),
 	  T(holes_and_zero_nonces), T(implementations_agree),
 	  T(parallel_matches_inline), T(threads_share_instance),
