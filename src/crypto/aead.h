@@ -114,7 +114,8 @@ int aead_open_blocks(struct aead *a, uint8_t *out, const uint8_t *ct,
 
 /* Single-thread throughput in MB/s of sealing 4096-byte blocks with a
  * 24-byte AAD and random nonces, on the calling thread, measured for at
- * least ms milliseconds of thread CPU time. aead_impl_bench does it on a
+ * least ms milliseconds of thread CPU time (cut short after 2*ms of wall
+ * time on a loaded machine). aead_impl_bench does it on a
  * fresh instance with a random key. Returns 0 or a negative errno. */
 int aead_bench(struct aead *a, unsigned ms, double *mbs);
 int aead_impl_bench(const struct aead_impl *impl, unsigned ms, double *mbs);
