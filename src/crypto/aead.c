@@ -388,24 +388,24 @@ static void put_be64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)v;
 }
 
-/* A full-size all-zero block is a hole (spec §3.4 rule 2). */
-static bool is_hole(const uint8_t *blk, size_t len, size_t cbs)
+/* A full-size all-zero block is a hole (spec §3.4 rule 2). Real blocks
+ * have a non-zero nonce, so they are told apart by their first bytes. */
+static bool is_hole(const uint8_t *blk, size_t len, size_t cbs, size_t nl)
 {
-	const uint64_t *w = (const uint64_t *)(const void *)blk;
-	uint64_t acc = 0;
+	uint64_t acc = 0, w;
 	size_t i;
 
-	if (len != cbs)
+	if (len != cbs || !all_zero(blk, nl))
 		return false;
-	for (i = 0; i < len / 8; i++)
-		acc |= w[i];
-	for (i *= 8; i < len; i++)
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, blk + i, 8);
+		acc |= w;
+	}
+	for (; i < len; i++)
 		acc |= blk[i];
 	return acc == 0;
 }
 
-/* Blocks [i0, i1) of a batch; returns 0 or the error of the first failing
- * block, whose index goes to *bad. */
 static size_t plain_len(const struct batch *b, size_t i)
 {
 	size_t left = b->inlen - i * (b->seal ? b->bs : b->cbs);
@@ -449,7 +449,7 @@ static int run_blocks(struct batch *b, size_t i0, size_t i1, size_t *bad)
 
 			if (len == 0) { /* a tail of 1..overhead bytes */
 				r = -EBADMSG;
-			} else if (is_hole(blk, clen, b->cbs)) {
+			} else if (is_hole(blk, clen, b->cbs, nl)) {
 				memset(b->out + i * b->bs, 0, b->bs);
 				r = 0;
 			} else {
