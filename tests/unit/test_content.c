@@ -64,8 +64,7 @@ TEST(size_table)
 		struct content *c = engine((enum aead_cipher)ci, &a, NULL);
 		int col = ci == AEAD_XCHACHA20_POLY1305 ? 2 : 1;
 
-		if (!c)
-			continue;
+		ASSERT(c != NULL);
 		ASSERT_INT_EQ(content_cipher_bs(c), col == 2 ? 4136 : 4128);
 		ASSERT_INT_EQ(content_overhead(c), col == 2 ? 40 : 32);
 		ASSERT_INT_EQ(content_msg_overhead(c), col == 2 ? 40 : 32);
@@ -91,8 +90,7 @@ TEST(size_edges_and_invalid_tails)
 		uint64_t oh, cbs;
 		bool inv;
 
-		if (!c)
-			continue;
+		ASSERT(c != NULL);
 		oh = content_overhead(c);
 		cbs = content_cipher_bs(c);
 		/* plain offsets 0, 1, 4095, 4096, 4097: round trip */
@@ -176,8 +174,7 @@ TEST(header)
 	struct content *c = engine(AEAD_AES_GCM_256, &a, NULL);
 	uint8_t hdr[18], id[16], id2[16], hdr2[18];
 
-	if (!c)
-		SKIP("no AES-GCM implementation");
+	ASSERT(c != NULL);
 	content_header_new(c, hdr, id);
 	ASSERT(hdr[0] == 0 && hdr[1] == 2);
 	ASSERT_MEM_EQ(hdr + 2, id, 16);
@@ -335,9 +332,8 @@ TEST(vectors_every_file_every_impl)
 			missing++;
 		}
 	}
-	ASSERT(impls >= vec_nvariants - missing);
-	if (missing)
-		SKIP("a content cipher has no implementation yet");
+	ASSERT(impls >= vec_nvariants);
+	ASSERT_INT_EQ(missing, 0);
 }
 
 /* The vector file with a given plaintext name in the root, its cipher
@@ -433,8 +429,8 @@ TEST(tamper_every_byte)
 		free(ct);
 		vec_fs_close(&fs);
 	}
-	if (skipped)
-		SKIP("a content cipher has no implementation yet");
+	/* every cipher must have an implementation */
+	ASSERT_INT_EQ(skipped, 0);
 }
 
 TEST(holes_and_partial_zero_blocks)
@@ -447,8 +443,7 @@ TEST(holes_and_partial_zero_blocks)
 		size_t cbs, olen;
 		uint64_t bad = 99;
 
-		if (!c)
-			continue;
+		ASSERT(c != NULL);
 		cbs = content_cipher_bs(c);
 		content_header_new(c, hdr, id);
 		for (size_t i = 0; i < sizeof(pt); i++)
@@ -504,8 +499,7 @@ TEST(messages)
 		uint8_t ct[200], out[200], ct2[200];
 		size_t oh;
 
-		if (!c)
-			continue;
+		ASSERT(c != NULL);
 		oh = content_msg_overhead(c);
 		ASSERT_INT_EQ(content_seal_msg(c, ct, (const uint8_t *)"bar", 3),
 			      0);
