@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Table-driven flag parser for the gocryptfs command-line conventions (see
+ * args.h). Flags that only tune gocryptfs's Go runtime or features veilfs
+ * handles implicitly are accepted and ignored, so existing scripts keep
+ * working; anything else unknown is a usage error.
+ */
+#include "cli/args.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ftype {
+	F_BOOL,
+	F_NOTBOOL,	/* bool that clears the target, e.g. -rw */
+	F_STR,
+	F_LONG,
+	F_PASSFILE,
+	F_EXTPASS,
+	F_OPTS,		/* -o */
+	F_IGN_BOOL,
+	F_IGN_STR,
+};
+
+struct flag {
+	const char *name;
+	enum ftype type;
+	size_t off;
+};
+
+#define B(n, field) { n, F_BOOL, offsetof(struct args, field) }
+#define S(n, field) { n, F_STR, offsetof(struct args, field) }
+#define L(n, field) { n, F_LONG, offsetof(struct args, field) }
+
+static const struct flag flags[] = {
+	B("init", init), B("passwd", passwd), B("info", info),
+	B("speed", speed), B("version", version), B("h", help),
+	B("help", help), B("dumpmasterkey", dumpmasterkey),
+	B("aessiv", aessiv), B("xchacha", xchacha), B("gcm", gcm),
+	B("plaintextnames", plaintextnames),
+	B("deterministic-names", deterministic_names),
+	B("reverse", reverse), B("hkdf", hkdf), B("raw64", raw64),
+	B("zerokey", zerokey),
+	L("longnamemax", longnamemax), L("scryptn", scryptn),
+	B("fg", fg), B("f", fg), B("foreground", fg),
+	B("nosyslog", nosyslog), B("ro", ro),
+	{ "rw", F_NOTBOOL, offsetof(struct args, ro) },
+	B("allow_other", allow_other), B("nonempty", nonempty),
+	B("q", quiet), B("quiet", quiet), B("d", debug), B("debug", debug),
+	B("noprealloc", noprealloc),
+	S("fsname", fsname), S("config", config), S("masterkey", masterkey),
+	S("cipher-impl", impl), S("force-impl", impl), S("impl", impl),
+	{ "passfile", F_PASSFILE, 0 },
+	{ "extpass", F_EXTPASS, 0 },
+	{ "o", F_OPTS, 0 },
+	/* gocryptfs flags with nothing to do here */
+	{ "longnames", F_IGN_BOOL, 0 },
+	{ "serialize_reads", F_IGN_BOOL, 0 },
+	{ "sharedstorage", F_IGN_BOOL, 0 },
+	{ "nodev", F_IGN_BOOL, 0 },
+	{ "nosuid", F_IGN_BOOL, 0 },
+	{ "noexec", F_IGN_BOOL, 0 },
+	{ "exec", F_IGN_BOOL, 0 },
+	{ "suid", F_IGN_BOOL, 0 },
+	{ "dev", F_IGN_BOOL, 0 },
+	{ "openssl", F_IGN_STR, 0 },
+};
+
+static void seterr(char *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void seterr(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, ARGS_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static const struct flag *find_flag(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strlen(flags[i].name) == len &&
+		    strncmp(flags[i].name, name, len) == 0)
+			return &flags[i];
+	return NULL;
+}
+
+/* Go's strconv.ParseBool. */
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true",
+					   "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false",
+					  "False" };
+
+	for (size_t i = 0; i < 6; i++) {
+		if (strcmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int append_fuse_opt(struct args *a, const char *opt, size_t len)
+{
+	size_t old = a->fuse_opts ? strlen(a->fuse_opts) : 0;
+	char *n = realloc(a->fuse_opts, old + len + 2);
+
+	if (!n)
+		return -ENOMEM;
+	if (old)
+		n[old++] = ',';
+	memcpy(n + old, opt, len);
+	n[old + len] = '\0';
+	a->fuse_opts = n;
+	return 0;
+}
+
+static int apply(struct args *a, const struct flag *f, const char *name,
+		 const char *val, char *err);
+
+/* -o a,b=c,...: veilfs flags without dash; everything else goes to FUSE. */
+static int apply_opts(struct args *a, const char *list, char *err)
+{
+	char *copy, *tok, *save = NULL;
+	int rc = 0;
+
+	if (a->nostore >= ARGS_MAX_MULTI) {
+		seterr(err, "too many -o options");
+		return -EINVAL;
+	}
+	copy = strdup(list);
+	if (!copy) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	a->ostore[a->nostore++] = copy;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		size_t nlen = eq ? (size_t)(eq - tok) : strlen(tok);
+		const struct flag *f = find_flag(tok, nlen);
+
+		if (!f || f->type == F_OPTS) {
+			rc = append_fuse_opt(a, tok, strlen(tok));
+			if (rc)
+				seterr(err, "out of memory");
+			continue;
+		}
+		if (eq)
+			*eq = '\0';
+		if (!eq && f->type != F_BOOL && f->type != F_NOTBOOL &&
+		    f->type != F_IGN_BOOL) {
+			seterr(err, "-o %s needs a value (%s=...)", tok, tok);
+			return -EINVAL;
+		}
+		rc = apply(a, f, tok, eq ? eq + 1 : NULL, err);
+	}
+	return rc;
+}
+
+static int apply(struct args *a, const struct flag *f, const char *name,
+		 const char *val, char *err)
+{
+	char *base = (char *)a;
+	bool b = true;
+	char *end;
+	long v;
+
+	switch (f->type) {
+	case F_BOOL:
+	case F_NOTBOOL:
+	case F_IGN_BOOL:
+		if (val && parse_bool(val, &b)) {
+			seterr(err, "invalid boolean value '%s' for -%s", val,
+			       name);
+			return -EINVAL;
+		}
+		if (f->type == F_BOOL)
+			*(bool *)(base + f->off) = b;
+		else if (f->type == F_NOTBOOL)
+			*(bool *)(base + f->off) = !b;
+		return 0;
+	case F_STR:
+		*(const char **)(base + f->off) = val;
+		return 0;
+	case F_LONG:
+		errno = 0;
+		v = strtol(val, &end, 0);
+		if (errno || end == val || *end) {
+			seterr(err, "invalid value '%s' for -%s", val, name);
+			return -EINVAL;
+		}
+		*(long *)(base + f->off) = v;
+		return 0;
+	case F_PASSFILE:
+		if (a->npassfiles >= ARGS_MAX_MULTI) {
+			seterr(err, "too many -passfile flags");
+			return -EINVAL;
+		}
+		a->passfiles[a->npassfiles++] = val;
+		return 0;
+	case F_EXTPASS:
+		if (a->nextpass >= ARGS_MAX_MULTI) {
+			seterr(err, "too many -extpass flags");
+			return -EINVAL;
+		}
+		a->extpass[a->nextpass++] = val;
+		return 0;
+	case F_OPTS:
+		return apply_opts(a, val, err);
+	case F_IGN_STR:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool takes_value(const struct flag *f)
+{
+	return f->type != F_BOOL && f->type != F_NOTBOOL &&
+	       f->type != F_IGN_BOOL;
+}
+
+int args_parse(struct args *a, int argc, char **argv,
+	       char err[static ARGS_ERR_LEN])
+{
+	bool only_pos = false;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	a->hkdf = true;
+	a->raw64 = true;
+	a->scryptn = -1;
+	err[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *name, *eq, *val = NULL;
+		const struct flag *f;
+		size_t nlen;
+
+		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
+			if (a->npos >= 2) {
+				seterr(err, "too many arguments: '%s'", arg);
+				return -EINVAL;
+			}
+			a->pos[a->npos++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			only_pos = true;
+			continue;
+		}
+		name = arg + 1;
+		if (*name == '-')
+			name++;
+		eq = strchr(name, '=');
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
+		f = find_flag(name, nlen);
+		if (!f) {
+			seterr(err, "unknown flag: -%.*s", (int)nlen, name);
+			return -EINVAL;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else if (takes_value(f)) {
+			if (i + 1 >= argc) {
+				seterr(err, "flag needs an argument: -%s",
+				       name);
+				return -EINVAL;
+			}
+			val = argv[++i];
+		}
+		rc = apply(a, f, f->name, val, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void args_free(struct args *a)
+{
+	free(a->fuse_opts);
+	for (size_t i = 0; i < a->nostore; i++)
+		free(a->ostore[i]);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command-line parsing with gocryptfs's conventions: flags take one or two
+ * dashes, values come as "-flag=value" or "-flag value", booleans accept
+ * "-flag=true|false", flags may appear before or after the positional
+ * arguments ("--" ends them), and "-o a,b,c" names flags without their dash;
+ * -o items that are not veilfs flags are passed to FUSE as mount options.
+ */
+#ifndef CLI_ARGS_H
+#define CLI_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ARGS_MAX_MULTI 16
+#define ARGS_ERR_LEN 512
+
+struct args {
+	/* actions */
+	bool init, passwd, info, speed, version, help, dumpmasterkey;
+	/* filesystem creation / -masterkey mount settings */
+	bool aessiv, xchacha, gcm, plaintextnames, deterministic_names;
+	bool reverse, hkdf, raw64, zerokey;
+	long longnamemax;	/* 0: not given */
+	long scryptn;		/* -1: not given */
+	/* mount */
+	bool fg, nosyslog, ro, allow_other, nonempty, quiet, debug;
+	bool noprealloc;
+	const char *fsname, *config, *masterkey, *impl;
+	char *fuse_opts;	/* malloc'ed, comma-separated, or NULL */
+	/* password sources */
+	const char *passfiles[ARGS_MAX_MULTI];
+	size_t npassfiles;
+	const char *extpass[ARGS_MAX_MULTI];
+	size_t nextpass;
+	/* positional arguments */
+	const char *pos[2];
+	size_t npos;
+	/* "-o" option strings are copied here; freed by args_free */
+	char *ostore[ARGS_MAX_MULTI];
+	size_t nostore;
+};
+
+/* Parse argv into a (defaults applied). Returns 0, or -EINVAL with a one-line
+ * reason in err. argv strings are borrowed and must outlive a. Caller calls
+ * args_free in every case. */
+int args_parse(struct args *a, int argc, char **argv,
+	       char err[static ARGS_ERR_LEN]);
+void args_free(struct args *a);
+
+#endif

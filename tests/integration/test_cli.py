@@ -1,0 +1,856 @@
+# SPDX-License-Identifier: MIT
+"""The veilfs command line against the real gocryptfs 2.3 binaries:
+-info and master-key unwrapping on every vector, -init output accepted by
+gocryptfs and gocryptfs-xray, -passwd (and its failure paths), password
+sources, option syntax, and every exit code of spec §6.5 that the CLI can
+produce, cross-checked with gocryptfs where both fail the same way.
+
+Every test uses -scryptn 10 (the vectors use N=1024 too) to stay fast.
+"""
+
+import json
+import os
+import stat
+import subprocess
+import time
+
+import pytest
+
+import cli_util as cu
+from cli_util import veilfs, gocryptfs
+
+PW = cu.PASSWORD
+
+
+def _require(ok, what):
+    if ok:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("%s is missing (CI=true: not skipping)" % what)
+    pytest.skip("%s is missing" % what)
+
+
+@pytest.fixture(autouse=True)
+def _prereqs():
+    _require(os.access(cu.VEILFS, os.X_OK),
+             "binary under test %s (set BUILD_DIR)" % cu.VEILFS)
+    _require(cu.GOCRYPTFS and cu.XRAY, "gocryptfs / gocryptfs-xray")
+    _require(os.path.isdir(cu.vector_dir("gcm")),
+             "test vectors (set VEILFS_VECTORS)")
+
+
+@pytest.fixture
+def pwfile(tmp_path):
+    p = tmp_path / "pw"
+    p.write_text(PW + "\n")
+    return str(p)
+
+
+@pytest.fixture
+def gcmdir(tmp_path):
+    """A writable copy of the gcm vector cipherdir (password "test")."""
+    return cu.copy_vector_cipherdir("gcm", str(tmp_path / "gcm"))
+
+
+def write_conf(cipherdir, text):
+    path = os.path.join(cipherdir, "gocryptfs.conf")
+    if os.path.exists(path):
+        os.chmod(path, 0o600)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+# ---- vectors ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", cu.FORWARD_VECTORS)
+def test_info_matches_gocryptfs(name):
+    d = os.path.join(cu.vector_dir(name), "cipher")
+    v = veilfs("-info", d)
+    g = gocryptfs("-info", d)
+    assert v.returncode == 0, v.err
+    assert g.returncode == 0
+    assert cu.info_lines(v.out) == cu.info_lines(g.out)
+    assert v.out.splitlines()[0] == "Creator:           gocryptfs 2.3"
+
+
+@pytest.mark.parametrize("name", cu.REVERSE_VECTORS)
+def test_info_reverse_with_config(name):
+    plain = os.path.join(cu.vector_dir(name), "plain")
+    conf = os.path.join(plain, ".gocryptfs.reverse.conf")
+    v = veilfs("-info", "-config", conf, plain)
+    g = gocryptfs("-info", "-config", conf, plain)
+    assert v.returncode == 0 and g.returncode == 0, v.err
+    assert v.out == g.out
+    assert "custom location" in v.out
+    # -reverse finds the same file without -config
+    v2 = veilfs("-info", "-reverse", plain)
+    g2 = gocryptfs("-info", "-reverse", plain)
+    assert v2.returncode == 0 and v2.out == g2.out
+
+
+@pytest.mark.parametrize("name", cu.FORWARD_VECTORS)
+def test_vector_masterkey(name):
+    d = os.path.join(cu.vector_dir(name), "cipher")
+    assert cu.veilfs_key(d, PW) == cu.vector_key(name)
+
+
+@pytest.mark.parametrize("name", cu.REVERSE_VECTORS)
+def test_vector_masterkey_reverse(name):
+    plain = os.path.join(cu.vector_dir(name), "plain")
+    conf = os.path.join(plain, ".gocryptfs.reverse.conf")
+    assert cu.veilfs_key(plain, PW, "-config", conf) == cu.vector_key(name)
+    assert cu.veilfs_key(plain, PW, "-reverse") == cu.vector_key(name)
+
+
+def test_vector_wrong_password(gcmdir):
+    before = read(os.path.join(gcmdir, "gocryptfs.conf"))
+    p = veilfs("-dumpmasterkey", gcmdir, stdin="wrong\n")
+    assert p.returncode == 12
+    assert "Password incorrect." in p.err
+    assert p.out == ""
+    assert read(os.path.join(gcmdir, "gocryptfs.conf")) == before
+
+
+# ---- -init -----------------------------------------------------------------
+
+INIT_CASES = {
+    "gcm": (["-gcm"], ["HKDF", "GCMIV128", "DirIV", "EMENames",
+                       "LongNames", "Raw64"], "AES-GCM-256", True),
+    "aessiv": (["-aessiv"], ["HKDF", "GCMIV128", "DirIV", "EMENames",
+                             "LongNames", "Raw64", "AESSIV"],
+               "AES-SIV-512", True),
+    "xchacha": (["-xchacha"], ["HKDF", "XChaCha20Poly1305", "DirIV",
+                               "EMENames", "LongNames", "Raw64"],
+                "XChaCha20-Poly1305", True),
+    "plaintextnames": (["-gcm", "-plaintextnames"],
+                       ["HKDF", "GCMIV128", "PlaintextNames"],
+                       "AES-GCM-256", False),
+    "deterministic-names": (["-gcm", "-deterministic-names"],
+                            ["HKDF", "GCMIV128", "EMENames", "LongNames",
+                             "Raw64"], "AES-GCM-256", False),
+    "longnamemax100": (["-gcm", "-longnamemax", "100"],
+                       ["HKDF", "GCMIV128", "DirIV", "LongNameMax",
+                        "EMENames", "LongNames", "Raw64"],
+                       "AES-GCM-256", True),
+}
+
+
+@pytest.mark.parametrize("case", list(INIT_CASES))
+def test_init_accepted_by_gocryptfs(tmp_path, case):
+    flags, want_flags, cipher, diriv = INIT_CASES[case]
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    # stdout on a terminal: the master key is displayed (spec §6.1)
+    rc, out = cu.run_pty([cu.VEILFS, "-init", "-scryptn", "10"] + flags +
+                         [d], PW + "\n")
+    assert rc == 0, out
+    shown = cu.parse_displayed_key(out)
+    assert shown, out
+    conf = os.path.join(d, "gocryptfs.conf")
+    assert cu.xray_key(conf, PW) == shown
+    assert cu.veilfs_key(d, PW) == shown
+    g = gocryptfs("-info", d)
+    assert g.returncode == 0, g.err
+    assert ("FeatureFlags:      " + " ".join(want_flags)) in g.out
+    assert "contentEncryption: " + cipher in g.out
+    assert "N=1024 R=8 P=1 KeyLen=32" in g.out
+    assert cu.info_lines(veilfs("-info", d).out) == cu.info_lines(g.out)
+    st = os.stat(conf)
+    assert stat.S_IMODE(st.st_mode) == 0o400
+    j = json.loads(read(conf))
+    assert list(j) == (["Creator", "EncryptedKey", "ScryptObject", "Version",
+                        "FeatureFlags"] +
+                       (["LongNameMax"] if case == "longnamemax100" else []))
+    assert list(j["ScryptObject"]) == ["Salt", "N", "R", "P", "KeyLen"]
+    assert j["FeatureFlags"] == want_flags
+    assert read(conf).startswith(b"{\n\t\"Creator\": \"veilfs ")
+    assert read(conf).endswith(b"\n\t]\n}\n") or case == "longnamemax100"
+    div = os.path.join(d, "gocryptfs.diriv")
+    assert os.path.exists(div) == diriv
+    if diriv:
+        assert stat.S_IMODE(os.stat(div).st_mode) == 0o444
+        assert os.path.getsize(div) == 16
+    assert sorted(os.listdir(d)) == sorted(
+        ["gocryptfs.conf"] + (["gocryptfs.diriv"] if diriv else []))
+
+
+def test_init_reverse(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    (d / "existing").write_text("plaintext stays")
+    p = veilfs("-init", "-reverse", "-scryptn", "10", str(d), stdin=PW + "\n")
+    assert p.returncode == 0, p.err
+    conf = str(d / ".gocryptfs.reverse.conf")
+    assert sorted(os.listdir(d)) == [".gocryptfs.reverse.conf", "existing"]
+    assert stat.S_IMODE(os.stat(conf).st_mode) == 0o400
+    g = gocryptfs("-info", "-reverse", str(d))
+    assert g.returncode == 0, g.err
+    assert "AESSIV" in g.out and "AES-SIV-512" in g.out
+    assert cu.xray_key(conf, PW) == cu.veilfs_key(str(d), PW, "-reverse")
+    # a second -init -reverse refuses to overwrite the config
+    p = veilfs("-init", "-reverse", "-scryptn", "10", str(d), stdin=PW + "\n")
+    assert p.returncode == 6
+
+
+def test_init_not_a_terminal(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    p = veilfs("-init", "-xchacha", "-scryptn", "10", d, stdin=PW + "\n")
+    assert p.returncode == 0, p.err
+    assert ("Not running on a terminal, suppressing master key display"
+            in p.out)
+    assert "master key is" not in p.out
+    assert len(cu.xray_key(os.path.join(d, "gocryptfs.conf"), PW)) == 64
+
+
+def test_init_quiet(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    rc, out = cu.run_pty([cu.VEILFS, "-init", "-q", "-gcm", "-scryptn", "10",
+                          d], PW + "\n")
+    assert rc == 0
+    assert cu.parse_displayed_key(out) is None
+    assert "created successfully" not in out
+
+
+def test_init_default_benchmarks_cipher(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    p = veilfs("-init", "-scryptn", "10", d, stdin=PW + "\n")
+    assert p.returncode == 0, p.err
+    line = [l for l in p.out.splitlines() if "MB/s" in l]
+    assert len(line) == 1, p.out
+    assert "AES-GCM-256" in line[0] and "XChaCha20-Poly1305" in line[0]
+    chosen = line[0].rsplit("using ", 1)[1].strip()
+    g = gocryptfs("-info", d)
+    assert g.returncode == 0
+    assert "contentEncryption: " + chosen in g.out
+
+
+def test_init_default_scryptn_is_16(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    p = veilfs("-init", "-gcm", d, stdin=PW + "\n", timeout=120)
+    assert p.returncode == 0, p.err
+    j = json.loads(read(os.path.join(d, "gocryptfs.conf")))
+    assert j["ScryptObject"]["N"] == 65536
+
+
+def test_init_with_passfile_and_masterkey(tmp_path, pwfile):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    key = "00112233445566778899aabbccddeeff" * 2
+    dashed = "-".join(key[i:i + 8] for i in range(0, 64, 8))
+    p = veilfs("-init", "-gcm", "-scryptn", "10", "-passfile", pwfile,
+               "-masterkey", dashed, d)
+    assert p.returncode == 0, p.err
+    assert cu.xray_key(os.path.join(d, "gocryptfs.conf"), PW) == key
+
+
+@pytest.mark.parametrize("args,code", [
+    (["-scryptn", "9"], 24),
+    (["-scryptn", "29"], 24),
+    (["-aessiv", "-xchacha"], 24),
+    (["-longnamemax", "20"], 1),
+    (["-longnamemax", "256"], 1),
+])
+def test_init_bad_flags(tmp_path, args, code):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    p = veilfs("-init", *args, d, stdin=PW + "\n")
+    assert p.returncode == code, p.err
+    assert os.listdir(d) == []
+    assert len(p.err.strip().splitlines()) >= 1
+
+
+def test_init_bad_flags_match_gocryptfs(tmp_path):
+    for args in (["-scryptn", "9"], ["-aessiv", "-xchacha"],
+                 ["-longnamemax", "20"]):
+        a, b = str(tmp_path / "a"), str(tmp_path / "b")
+        for x in (a, b):
+            if os.path.exists(x):
+                subprocess.run(["rm", "-rf", x], check=True)
+            os.mkdir(x)
+        v = veilfs("-init", *args, a, stdin=PW + "\n")
+        g = gocryptfs("-init", *args, b, stdin=PW + "\n")
+        assert v.returncode == g.returncode, (args, v.err, g.err)
+
+
+def test_init_cipherdir_errors(tmp_path):
+    p = veilfs("-init", "-scryptn", "10", str(tmp_path / "missing"),
+               stdin=PW + "\n")
+    assert p.returncode == 6
+    d = tmp_path / "full"
+    d.mkdir()
+    (d / "x").write_text("x")
+    p = veilfs("-init", "-scryptn", "10", str(d), stdin=PW + "\n")
+    assert p.returncode == 6
+    assert "not empty" in p.err
+    g = gocryptfs("-init", "-scryptn", "10", str(d), stdin=PW + "\n")
+    assert g.returncode == 6
+    assert os.listdir(d) == ["x"]
+
+
+def test_init_empty_password(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    p = veilfs("-init", "-gcm", "-scryptn", "10", d, stdin="\n")
+    assert p.returncode == 22
+    assert os.listdir(d) == []
+
+
+def test_init_read_only_dir(tmp_path):
+    d = str(tmp_path / "ro")
+    os.mkdir(d)
+    if subprocess.run(["mount", "--bind", d, d]).returncode != 0:
+        pytest.skip("cannot bind-mount (not root?)")
+    try:
+        r = subprocess.run(["mount", "-o", "remount,ro,bind", d])
+        assert r.returncode == 0
+        p = veilfs("-init", "-gcm", "-scryptn", "10", d, stdin=PW + "\n")
+        assert p.returncode == 24, p.err
+        assert "Writing config file failed" in p.err
+    finally:
+        subprocess.run(["umount", d], check=True)
+    assert os.listdir(d) == []
+
+
+def test_init_diriv_failure_exit_7(tmp_path):
+    """Config written elsewhere (-config), root diriv impossible: exit 7."""
+    d = str(tmp_path / "ro")
+    os.mkdir(d)
+    conf = str(tmp_path / "elsewhere.conf")
+    if subprocess.run(["mount", "--bind", d, d]).returncode != 0:
+        pytest.skip("cannot bind-mount (not root?)")
+    try:
+        assert subprocess.run(["mount", "-o", "remount,ro,bind",
+                               d]).returncode == 0
+        p = veilfs("-init", "-gcm", "-scryptn", "10", "-config", conf, d,
+                   stdin=PW + "\n")
+        assert p.returncode == 7, p.err
+        assert "gocryptfs.diriv" in p.err
+    finally:
+        subprocess.run(["umount", d], check=True)
+    assert os.path.exists(conf)
+
+
+# ---- -passwd ---------------------------------------------------------------
+
+def test_passwd(gcmdir):
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    before = json.loads(read(conf))
+    p = veilfs("-passwd", "-scryptn", "11", gcmdir, stdin="test\nnewpw\n")
+    assert p.returncode == 0, p.err
+    assert "Password changed." in p.out
+    after = json.loads(read(conf))
+    assert stat.S_IMODE(os.stat(conf).st_mode) == 0o400
+    assert not os.path.exists(conf + ".tmp")
+    # same Creator and flags, new salt, N from -scryptn
+    assert after["Creator"] == "gocryptfs 2.3"
+    assert after["FeatureFlags"] == before["FeatureFlags"]
+    assert after["ScryptObject"]["Salt"] != before["ScryptObject"]["Salt"]
+    assert after["ScryptObject"]["N"] == 2048
+    assert after["EncryptedKey"] != before["EncryptedKey"]
+    # old password: exit 12; new one: same key in veilfs and gocryptfs
+    old = veilfs("-dumpmasterkey", gcmdir, stdin="test\n")
+    assert old.returncode == 12
+    assert cu.veilfs_key(gcmdir, "newpw") == cu.vector_key("gcm")
+    assert cu.xray_key(conf, "newpw") == cu.vector_key("gcm")
+    g = gocryptfs("-passwd", gcmdir, stdin="test\nx\n")
+    assert g.returncode == 12
+    # without -scryptn the cost is kept
+    p = veilfs("-passwd", gcmdir, stdin="newpw\nthird\n")
+    assert p.returncode == 0, p.err
+    assert json.loads(read(conf))["ScryptObject"]["N"] == 2048
+    assert cu.xray_key(conf, "third") == cu.vector_key("gcm")
+
+
+def test_passwd_longnamemax_kept(tmp_path):
+    d = cu.copy_vector_cipherdir("longnamemax100", str(tmp_path / "c"))
+    conf = os.path.join(d, "gocryptfs.conf")
+    before = json.loads(read(conf))
+    p = veilfs("-passwd", d, stdin="test\nnewpw\n")
+    assert p.returncode == 0, p.err
+    after = json.loads(read(conf))
+    assert after["LongNameMax"] == 100
+    assert after["FeatureFlags"] == before["FeatureFlags"]
+    assert list(after) == list(before)
+    assert cu.xray_key(conf, "newpw") == cu.vector_key("longnamemax100")
+
+
+def test_passwd_wrong_old_password(gcmdir):
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    before = read(conf)
+    p = veilfs("-passwd", gcmdir, stdin="wrong\nnewpw\n")
+    assert p.returncode == 12
+    assert "Password incorrect." in p.err
+    assert read(conf) == before
+
+
+def test_passwd_stale_tmp_keeps_old_config(gcmdir):
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    before = read(conf)
+    with open(conf + ".tmp", "w") as f:
+        f.write("stale")
+    p = veilfs("-passwd", gcmdir, stdin="test\nnewpw\n")
+    assert p.returncode == 24
+    assert ".tmp" in p.err
+    assert read(conf) == before
+    assert read(conf + ".tmp") == b"stale"
+    assert cu.veilfs_key(gcmdir, PW) == cu.vector_key("gcm")
+
+
+def test_passwd_read_only_keeps_old_config(gcmdir):
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    before = read(conf)
+    if subprocess.run(["mount", "--bind", gcmdir, gcmdir]).returncode != 0:
+        pytest.skip("cannot bind-mount (not root?)")
+    try:
+        assert subprocess.run(["mount", "-o", "remount,ro,bind",
+                               gcmdir]).returncode == 0
+        p = veilfs("-passwd", gcmdir, stdin="test\nnewpw\n")
+        assert p.returncode == 24, p.err
+    finally:
+        subprocess.run(["umount", gcmdir], check=True)
+    assert read(conf) == before
+    assert not os.path.exists(conf + ".tmp")
+
+
+def test_passwd_masterkey(gcmdir):
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    before = read(conf)
+    key = cu.vector_key("gcm")
+    p = veilfs("-passwd", "-masterkey", key, gcmdir, stdin="fresh\n")
+    assert p.returncode == 0, p.err
+    bak = conf + ".bak"
+    assert read(bak) == before
+    assert cu.xray_key(conf, "fresh") == key
+    assert cu.xray_key(bak, PW) == key
+    # a second reset refuses to clobber the backup; nothing changes
+    now = read(conf)
+    p = veilfs("-passwd", "-masterkey", key, gcmdir, stdin="other\n")
+    assert p.returncode == 24
+    assert read(conf) == now and read(bak) == before
+
+
+def test_passwd_masterkey_stdin(gcmdir):
+    key = cu.vector_key("gcm")
+    p = veilfs("-passwd", "-masterkey", "stdin", gcmdir,
+               stdin=key + "\nfresh\n")
+    assert p.returncode == 0, p.err
+    assert cu.veilfs_key(gcmdir, "fresh") == key
+
+
+def test_passwd_bad_scryptn(gcmdir):
+    p = veilfs("-passwd", "-scryptn", "5", gcmdir, stdin="test\nnew\n")
+    assert p.returncode == 13
+
+
+# ---- password sources --------------------------------------------------------
+
+def test_passfile_concatenated(tmp_path):
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("te\nignored")
+    b.write_text("st\n")
+    p = veilfs("-dumpmasterkey", "-passfile", str(a), "-passfile", str(b), d)
+    assert p.returncode == 0, p.err
+    assert p.out.strip() == cu.vector_key("gcm")
+
+
+def test_passfile_cr_not_stripped(tmp_path):
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    f = tmp_path / "pw"
+    f.write_bytes(b"test\r\n")
+    p = veilfs("-dumpmasterkey", "-passfile", str(f), d)
+    assert p.returncode == 12
+
+
+def test_passfile_errors(tmp_path):
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    p = veilfs("-dumpmasterkey", "-passfile", str(tmp_path / "nope"), d)
+    assert p.returncode == 9
+    assert "nope" in p.err
+    e = tmp_path / "empty"
+    e.write_text("\nsecond line")
+    p = veilfs("-dumpmasterkey", "-passfile", str(e), d)
+    assert p.returncode == 22
+    big = tmp_path / "big"
+    big.write_text("x" * 2049 + "\n")
+    p = veilfs("-dumpmasterkey", "-passfile", str(big), d)
+    assert p.returncode == 9
+
+
+def test_stdin_password(tmp_path):
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    p = veilfs("-dumpmasterkey", d, stdin="test")  # no newline
+    assert p.returncode == 0 and p.out.strip() == cu.vector_key("gcm")
+    p = veilfs("-dumpmasterkey", d, stdin="")
+    assert p.returncode == 22
+
+
+def test_extpass(tmp_path):
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    # one -extpass is split on spaces
+    p = veilfs("-dumpmasterkey", "-extpass", "echo test", d)
+    assert p.returncode == 0, p.err
+    assert p.out.strip() == cu.vector_key("gcm")
+    # repeated ones are used as they are: "printf" "%s\n" "test"
+    p = veilfs("-dumpmasterkey", "-extpass", "printf", "-extpass", "%s\\n",
+               "-extpass", "test", d)
+    assert p.returncode == 0, p.err
+    # no shell is involved
+    p = veilfs("-dumpmasterkey", "-extpass", "echo test; exit 1", d)
+    assert p.returncode == 12
+    # only the first line counts
+    script = tmp_path / "pw.sh"
+    script.write_text("#!/bin/sh\necho test\necho more\n")
+    script.chmod(0o755)
+    p = veilfs("-dumpmasterkey", "-extpass", str(script), d)
+    assert p.returncode == 0, p.err
+    p = veilfs("-dumpmasterkey", "-extpass", "false", d)
+    assert p.returncode == 9
+    p = veilfs("-dumpmasterkey", "-extpass", "true", d)
+    assert p.returncode == 22
+    p = veilfs("-dumpmasterkey", "-extpass", str(tmp_path / "nope"), d)
+    assert p.returncode == 9
+
+
+# ---- option syntax -----------------------------------------------------------
+
+def test_option_syntax(pwfile):
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    key = cu.vector_key("gcm")
+    for argv in (["-dumpmasterkey", "-passfile", pwfile, d],
+                 ["--dumpmasterkey", "--passfile=" + pwfile, d],
+                 ["-dumpmasterkey=true", "-passfile=" + pwfile, d],
+                 [d, "-dumpmasterkey", "-passfile", pwfile],
+                 ["-dumpmasterkey", d, "-o", "passfile=" + pwfile + ",ro"],
+                 ["-o", "dumpmasterkey,passfile=" + pwfile, "--", d]):
+        p = veilfs(*argv)
+        assert p.returncode == 0, (argv, p.err)
+        assert p.out.strip() == key
+
+
+def test_usage_errors():
+    for argv in (["-nosuchflag"], ["--nosuchflag=1"], ["-init"],
+                 ["-info"], ["-scryptn"], ["-info=maybe", "x"],
+                 ["a", "b", "c"], [], ["-info", "-init", "x"],
+                 ["-longnamemax", "abc", "a", "b"]):
+        p = veilfs(*argv)
+        assert p.returncode == 1, (argv, p.err)
+        assert p.err.strip(), argv
+    p = veilfs("-nosuchflag")
+    assert "nosuchflag" in p.err and "usage:" in p.err
+    g = gocryptfs("-nosuchflag")
+    assert g.returncode == 1
+
+
+def test_help_and_version():
+    p = veilfs("-h")
+    assert p.returncode == 0 and "usage:" in p.out
+    p = veilfs("--help")
+    assert p.returncode == 0
+    p = veilfs("-version")
+    assert p.returncode == 0 and p.out.startswith("veilfs ")
+
+
+def test_speed():
+    p = veilfs("-speed", timeout=300)
+    assert p.returncode == 0, p.err
+    for name in ("AES-GCM-256", "AES-SIV-512", "XChaCha20-Poly1305"):
+        assert name in p.out
+
+
+# ---- -info and config-loading errors ----------------------------------------
+
+def test_info_errors(tmp_path):
+    p = veilfs("-info", str(tmp_path / "missing"))
+    assert p.returncode == 6
+    assert gocryptfs("-info", str(tmp_path / "missing")).returncode == 6
+    p = veilfs("-info", str(tmp_path))
+    assert p.returncode == 8
+    assert p.err.startswith("Loading config file failed: ")
+    assert gocryptfs("-info", str(tmp_path)).returncode == 8
+
+
+def _gcm_text():
+    return read(os.path.join(cu.vector_dir("gcm"), "cipher",
+                             "gocryptfs.conf")).decode()
+
+
+CORRUPT = {
+    # name: (config text, -info reason substring)
+    "empty": ("", "empty"),
+    "nonjson": ("nojson\n", "JSON"),
+    "truncated": (None, "JSON"),
+    "array": ("[1, 2]\n", "config object"),
+    "wrongtype-version": (None, "Version"),
+    "wrongtype-flags": (None, "FeatureFlags"),
+    "badbase64": (None, "EncryptedKey"),
+    "unknownflag": (None, "Unknown feature flag \"Foo\""),
+    "version3": (None, "Version"),
+    "bothaead": (None, "AESSIV"),
+    "nogcmiv128": (None, "GCMIV128"),
+    "scryptn-too-small": (None, "ScryptObject.N"),
+    "salt-short": (None, "ScryptObject.Salt"),
+    "plaintext-conflict": (None, "PlaintextNames"),
+    "longnamemax-noflag": (None, "LongNameMax"),
+}
+
+
+def corrupt_text(name):
+    text, _ = CORRUPT[name]
+    if text is not None:
+        return text
+    t = _gcm_text()
+    if name == "truncated":
+        return t[:200]
+    sub = {
+        "wrongtype-version": ('"Version": 2', '"Version": "2"'),
+        "wrongtype-flags": ('"FeatureFlags": [',
+                            '"FeatureFlags": 5, "X": ['),
+        "badbase64": ('"EncryptedKey": "', '"EncryptedKey": "!'),
+        "unknownflag": ('"Raw64"', '"Raw64", "Foo"'),
+        "version3": ('"Version": 2', '"Version": 3'),
+        "bothaead": ('"Raw64"', '"Raw64", "AESSIV", "XChaCha20Poly1305"'),
+        "nogcmiv128": ('"GCMIV128",', ''),
+        "scryptn-too-small": ('"N": 1024', '"N": 512'),
+        "salt-short": ('"Salt": "/DIk', '"Salt": "', ),
+        "plaintext-conflict": ('"Raw64"', '"Raw64", "PlaintextNames"'),
+        "longnamemax-noflag": ('"Version": 2',
+                               '"Version": 2, "LongNameMax": 100'),
+    }[name]
+    assert sub[0] in t
+    out = t.replace(sub[0], sub[1], 1)
+    if name == "salt-short":
+        # keep valid base64 but only 30 bytes
+        j = json.loads(t)
+        j["ScryptObject"]["Salt"] = "A" * 40
+        out = json.dumps(j)
+    return out
+
+
+@pytest.mark.parametrize("name", list(CORRUPT))
+def test_corrupt_config_info(tmp_path, name):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    write_conf(d, corrupt_text(name))
+    v = veilfs("-info", d)
+    g = gocryptfs("-info", d)
+    assert v.returncode == 8, v.err
+    assert g.returncode == 8
+    lines = v.err.strip().splitlines()
+    assert len(lines) == 1, v.err
+    assert lines[0].startswith("Loading config file failed: ")
+    assert CORRUPT[name][1] in lines[0], lines[0]
+    assert v.out == ""
+
+
+@pytest.mark.parametrize("name", list(CORRUPT))
+def test_corrupt_config_unlock_exit_code_matches_gocryptfs(tmp_path, name):
+    """Mounting (and -passwd) a corrupt config fails like gocryptfs: 27 for
+    a config that parses but fails validation, 11 otherwise."""
+    d = str(tmp_path / "c")
+    mnt = str(tmp_path / "mnt")
+    os.mkdir(d)
+    os.mkdir(mnt)
+    conf = write_conf(d, corrupt_text(name))
+    before = read(conf)
+    try:
+        g = gocryptfs("-fg", d, mnt, stdin=PW + "\n", timeout=30)
+        v = veilfs("-fg", d, mnt, stdin=PW + "\n", timeout=30)
+    finally:
+        cu.unmount(mnt)
+    assert v.returncode == g.returncode, (v.err, g.err)
+    assert v.returncode in (11, 27)
+    p = veilfs("-passwd", d, stdin="test\nnew\n")
+    assert p.returncode == v.returncode
+    assert read(conf) == before
+
+
+@pytest.mark.parametrize("sub,word", [
+    (('"N": 1024', '"N": 1025'), "power of two"),
+    (('"KeyLen": 32', '"KeyLen": 64'), "KeyLen"),
+])
+def test_unlock_time_checks_fail_cleanly(tmp_path, sub, word):
+    """gocryptfs -info accepts these and gocryptfs panics when unlocking;
+    veilfs shows -info the same way and refuses cleanly with exit 27."""
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    write_conf(d, _gcm_text().replace(sub[0], sub[1], 1))
+    v = veilfs("-info", d)
+    g = gocryptfs("-info", d)
+    assert v.returncode == 0 == g.returncode
+    assert cu.info_lines(v.out) == cu.info_lines(g.out)
+    p = veilfs("-dumpmasterkey", d, stdin=PW + "\n")
+    assert p.returncode == 27
+    assert word in p.err
+    assert "panic" not in p.err
+
+
+def test_go_tolerant_reading(tmp_path):
+    """Lower-case keys and unknown fields are accepted, as by gocryptfs."""
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    t = _gcm_text().replace('"FeatureFlags"', '"featureflags"').replace(
+        '"Creator"', '"Unknown": [1, {"a": null}], "Creator"')
+    write_conf(d, t)
+    assert cu.veilfs_key(d, PW) == cu.vector_key("gcm")
+    v = veilfs("-info", d)
+    g = gocryptfs("-info", d)
+    assert v.returncode == 0 and v.out == g.out
+
+
+def test_fido2_refused(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    j = json.loads(_gcm_text())
+    j["FeatureFlags"].append("FIDO2")
+    j["FIDO2"] = {"CredentialID": "AAAA", "HMACSalt": "AAAA"}
+    write_conf(d, json.dumps(j))
+    assert veilfs("-info", d).returncode == 0
+    p = veilfs("-dumpmasterkey", d, stdin=PW + "\n")
+    assert p.returncode == 31
+    p = veilfs("-passwd", d, stdin=PW + "\nnew\n")
+    assert p.returncode == 31
+
+
+# ---- mount: the CLI side -------------------------------------------------------
+
+def test_mount_argument_errors(tmp_path, gcmdir):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    p = veilfs(str(tmp_path / "nocipher"), str(mnt), stdin=PW + "\n")
+    assert p.returncode == 6
+    assert gocryptfs(str(tmp_path / "nocipher"), str(mnt),
+                     stdin=PW + "\n").returncode == 6
+    p = veilfs(gcmdir, str(tmp_path / "nomnt"), stdin=PW + "\n")
+    assert p.returncode == 10
+    assert gocryptfs(gcmdir, str(tmp_path / "nomnt"),
+                     stdin=PW + "\n").returncode == 10
+    f = tmp_path / "file"
+    f.write_text("x")
+    p = veilfs(gcmdir, str(f), stdin=PW + "\n")
+    assert p.returncode == 10
+    (mnt / "x").write_text("x")
+    p = veilfs(gcmdir, str(mnt), stdin=PW + "\n")
+    assert p.returncode == 10
+    p = veilfs(gcmdir, str(tmp_path / "nomnt"), stdin=PW + "\n")
+    assert p.returncode == 10
+    p = veilfs(gcmdir, stdin=PW + "\n")
+    assert p.returncode == 1
+
+
+def test_mount_wrong_password_and_sources(tmp_path, gcmdir, pwfile):
+    mnt = str(tmp_path / "mnt")
+    os.mkdir(mnt)
+    try:
+        p = veilfs("-fg", gcmdir, mnt, stdin="wrong\n", timeout=30)
+        assert p.returncode == 12
+        assert "Password incorrect." in p.err
+        p = veilfs("-fg", "-passfile", str(tmp_path / "nope"), gcmdir, mnt,
+                   timeout=30)
+        assert p.returncode == 9
+        p = veilfs("-fg", gcmdir, mnt, stdin="\n", timeout=30)
+        assert p.returncode == 22
+        p = veilfs("-fg", "-masterkey", "abc", gcmdir, mnt, timeout=30)
+        assert p.returncode == 14
+        p = veilfs("-fg", "-cipher-impl", "no-such-impl", "-passfile",
+                   pwfile, gcmdir, mnt, timeout=30)
+        assert p.returncode == 1
+        assert "no-such-impl" in p.err
+    finally:
+        cu.unmount(mnt)
+    assert not cu.is_mounted(mnt)
+
+
+def _require_fuse():
+    _require(os.path.exists("/dev/fuse") and cu.FUSERMOUNT,
+             "/dev/fuse and fusermount3")
+
+
+def _check_plain(mnt, name):
+    """Every regular file of the vector's plain/ tree reads back equal."""
+    plain = os.path.join(cu.vector_dir(name), "plain")
+    n = 0
+    for root, dirs, files in os.walk(plain):
+        for fn in files:
+            src = os.path.join(root, fn)
+            if os.path.islink(src):
+                continue
+            rel = os.path.relpath(src, plain)
+            assert read(os.path.join(mnt, rel)) == read(src), rel
+            n += 1
+    assert n > 0
+
+
+@pytest.mark.parametrize("name", ["gcm", "aessiv", "xchacha"])
+def test_mount_vector_daemon(tmp_path, name, pwfile):
+    """veilfs CIPHERDIR MOUNTPOINT: daemonizes, returns 0 once mounted."""
+    _require_fuse()
+    d = cu.copy_vector_cipherdir(name, str(tmp_path / "c"))
+    mnt = str(tmp_path / "mnt")
+    os.mkdir(mnt)
+    try:
+        # With -nosyslog the daemon keeps stderr: give it a file, not a
+        # pipe, or waiting for EOF would wait for the unmount.
+        with open(str(tmp_path / "log"), "w") as log:
+            rc = subprocess.run([cu.VEILFS, "-passfile", pwfile, "-nosyslog",
+                                 "-ro", d, mnt], stdout=log, stderr=log,
+                                timeout=60).returncode
+        assert rc == 0, (tmp_path / "log").read_text()
+        assert cu.is_mounted(mnt)
+        _check_plain(mnt, name)
+        with pytest.raises(OSError):
+            open(os.path.join(mnt, "new"), "w").close()
+    finally:
+        cu.unmount(mnt)
+    assert not cu.is_mounted(mnt)
+
+
+def test_mount_masterkey_flags(tmp_path):
+    """-masterkey mounts ignore the config: flags give the format."""
+    _require_fuse()
+    name = "xchacha"
+    d = cu.copy_vector_cipherdir(name, str(tmp_path / "c"))
+    os.chmod(os.path.join(d, "gocryptfs.conf"), 0o600)
+    os.unlink(os.path.join(d, "gocryptfs.conf"))
+    mnt = str(tmp_path / "mnt")
+    os.mkdir(mnt)
+    try:
+        p = veilfs("-masterkey", cu.vector_key(name), "-xchacha", "-q", d,
+                   mnt, timeout=60)
+        assert p.returncode == 0, p.err
+        _check_plain(mnt, name)
+    finally:
+        cu.unmount(mnt)
+
+
+def test_mount_foreground_and_impl(tmp_path, pwfile):
+    """-fg serves until unmounted and then exits 0; -cipher-impl with each
+    implementation of the cipher named by -speed works."""
+    _require_fuse()
+    d = cu.copy_vector_cipherdir("gcm", str(tmp_path / "c"))
+    mnt = str(tmp_path / "mnt")
+    os.mkdir(mnt)
+    p = subprocess.Popen([cu.VEILFS, "-fg", "-passfile", pwfile, d, mnt],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            if cu.is_mounted(mnt) or p.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert cu.is_mounted(mnt), p.stderr.read() if p.poll() else ""
+        _check_plain(mnt, "gcm")
+    finally:
+        cu.unmount(mnt)
+    assert p.wait(timeout=30) == 0
+    err = p.stderr.read().decode()
+    assert "AES-GCM-256" in err
