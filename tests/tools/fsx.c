@@ -8,8 +8,9 @@
  * disk). After every step the sizes must match and the bytes of the touched
  * range (widened to block edges) must match; the whole file is compared
  * periodically, at every reopen and at the end. Before each comparison the
- * page cache of the test file is dropped (POSIX_FADV_DONTNEED), so reads go
- * through the filesystem daemon, not the kernel's cached copy.
+ * test file is read through a second, O_DIRECT descriptor (or, where that
+ * is refused, after dropping its page cache with POSIX_FADV_DONTNEED), so
+ * reads go to the filesystem daemon, not to the kernel's cached copy.
  *
  * With -p N, N processes run: process i runs its own sequence (seed + i) on
  * its own file pair, and all of them also write disjoint ranges of one
@@ -49,6 +50,7 @@ struct opts {
 	bool nolink;
 	bool norename;
 	bool verbose;
+	bool nodirect;
 	unsigned nproc;
 	const char *testdir;
 	const char *refdir;
@@ -64,6 +66,7 @@ struct fsx {
 	char tbuf_name[4200];
 	int cur;	     /* which of the two names is live */
 	int tfd, rfd;
+	int dfd;	     /* O_DIRECT fd of the test file, or -1 */
 	unsigned long opno;
 	char hist[HIST][128];
 	uint8_t *buf, *tbuf, *rbuf;
@@ -152,10 +155,11 @@ static void fail(struct fsx *f, const char *fmt, ...)
 		fprintf(stderr, "  %lu: %s\n", i, f->hist[i % HIST]);
 	fprintf(stderr,
 		"fsx[%u]: seed %" PRIu64 " (process seed %" PRIu64 ")\n"
-		"fsx: repro: %s -S %" PRIu64 " -N %lu -l %" PRIu64 "%s%s%s"
+		"fsx: repro: %s -S %" PRIu64 " -N %lu -l %" PRIu64 "%s%s%s%s"
 		" -p %u -v TESTDIR REFDIR\n",
 		f->id, f->o->seed, f->o->seed + f->id, f->o->argv0, f->o->seed,
-		f->opno + 1, f->o->maxlen, f->o->nofallocate ? " -F" : "",
+		f->opno + 1, f->o->maxlen, f->o->nodirect ? " -D" : "",
+		f->o->nofallocate ? " -F" : "",
 		f->o->nolink ? " -L" : "", f->o->norename ? " -R" : "",
 		f->o->nproc);
 	fflush(stderr);
@@ -236,7 +240,8 @@ static void check_range(struct fsx *f, uint64_t off, uint64_t len)
 	drop_cache(f->tfd);
 	while (len > 0) {
 		size_t n = len < chunk ? len : chunk;
-		ssize_t tn = pread_all(f->tfd, f->tbuf, n, off);
+		ssize_t tn = pread_all(f->dfd >= 0 ? f->dfd : f->tfd, f->tbuf, n,
+				       off);
 		ssize_t rn = pread_all(f->rfd, f->rbuf, n, off);
 
 		if (tn < 0)
@@ -390,14 +395,27 @@ static int open_rw(struct fsx *f, const char *path, int flags)
 	return fd;
 }
 
+/* A second descriptor with O_DIRECT: its reads bypass the page cache and
+ * are not serialised by page locks, so they reach the daemon while other
+ * requests on the same blocks are in flight. -1 if not supported. */
+static int open_direct(const struct opts *o, const char *path)
+{
+	if (o->nodirect)
+		return -1;
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
 static void do_reopen(struct fsx *f)
 {
 	hist_add(f, "close/reopen %s", f->tname[f->cur]);
 	if (close(f->tfd))
 		fail(f, "close test: %s", strerror(errno));
 	close(f->rfd);
+	if (f->dfd >= 0)
+		close(f->dfd);
 	f->tfd = open_rw(f, f->tname[f->cur], 0);
 	f->rfd = open_rw(f, f->rname[f->cur], 0);
+	f->dfd = open_direct(f->o, f->tname[f->cur]);
 	f->nreopen++;
 	check_all(f);
 }
@@ -482,14 +500,17 @@ static void fsx_init(struct fsx *f, const struct opts *o, unsigned id)
 		unlink(f->tbuf_name);
 	}
 	f->buf = malloc(MAX_WRITE);
-	f->tbuf = malloc(1 << 20);
 	f->rbuf = malloc(1 << 20);
+	/* O_DIRECT wants an aligned buffer */
+	if (posix_memalign((void **)&f->tbuf, 4096, 1 << 20))
+		f->tbuf = NULL;
 	if (!f->buf || !f->tbuf || !f->rbuf) {
 		fprintf(stderr, "fsx: out of memory\n");
 		exit(2);
 	}
 	f->tfd = open_rw(f, f->tname[0], O_CREAT | O_EXCL);
 	f->rfd = open_rw(f, f->rname[0], O_CREAT | O_EXCL);
+	f->dfd = open_direct(o, f->tname[0]);
 }
 
 static void fsx_run(struct fsx *f)
@@ -527,6 +548,8 @@ static void fsx_run(struct fsx *f)
 		f->nfalloc, f->nread, f->nreopen, f->nlink, f->nrename);
 	close(f->tfd);
 	close(f->rfd);
+	if (f->dfd >= 0)
+		close(f->dfd);
 	for (int i = 0; i < 2; i++) {
 		unlink(f->tname[i]);
 		unlink(f->rname[i]);
@@ -544,9 +567,11 @@ static void fsx_run(struct fsx *f)
 static void shared_run(struct fsx *f, const char *tpath, const char *rpath,
 		       unsigned long nops)
 {
-	uint8_t model[SHARED_R], got[SHARED_R];
+	uint8_t model[SHARED_R];
+	uint8_t *got = f->tbuf; /* aligned */
 	uint64_t base = (uint64_t)f->id * SHARED_R;
 	int tfd = open_rw(f, tpath, 0), rfd;
+	int dfd = open_direct(f->o, tpath);
 
 	memset(model, 0, sizeof(model));
 	for (unsigned long i = 0; i < nops; i++) {
@@ -566,9 +591,9 @@ static void shared_run(struct fsx *f, const char *tpath, const char *rpath,
 		n = pwrite_all(tfd, model + off, len, base + off);
 		if (n != (ssize_t)len)
 			fail(f, "shared write: %s", n < 0 ? strerror(-n) : "short");
-		if (rnd_below(f, 4) == 0) {
+		if (dfd >= 0 || rnd_below(f, 4) == 0) {
 			drop_cache(tfd);
-			n = pread_all(tfd, got, SHARED_R, base);
+			n = pread_all(dfd >= 0 ? dfd : tfd, got, SHARED_R, base);
 			if (n != SHARED_R)
 				fail(f, "shared read: %zd", n);
 			if (memcmp(got, model, SHARED_R))
@@ -576,6 +601,8 @@ static void shared_run(struct fsx *f, const char *tpath, const char *rpath,
 		}
 	}
 	close(tfd);
+	if (dfd >= 0)
+		close(dfd);
 	rfd = open_rw(f, rpath, 0);
 	if (pwrite_all(rfd, model, SHARED_R, base) != SHARED_R)
 		fail(f, "shared ref write");
@@ -692,8 +719,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fsx [-S seed] [-N ops] [-l maxlen] [-c full_every] "
-		"[-p nproc] [-F] [-L] [-R] [-v] TESTDIR REFDIR\n"
-		"  -F no fallocate, -L no hard links, -R no renames\n");
+		"[-p nproc] [-D] [-F] [-L] [-R] [-v] TESTDIR REFDIR\n"
+		"  -D no O_DIRECT reads, -F no fallocate, -L no hard links,\n"
+		"  -R no renames\n");
 	exit(2);
 }
 
@@ -709,7 +737,7 @@ int main(int argc, char **argv)
 
 	o.argv0 = argv[0];
 	o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
-	while ((c = getopt(argc, argv, "S:N:l:c:p:FLRv")) != -1) {
+	while ((c = getopt(argc, argv, "S:N:l:c:p:DFLRv")) != -1) {
 		switch (c) {
 		case 'S':
 			o.seed = strtoull(optarg, NULL, 0);
@@ -725,6 +753,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			o.nproc = strtoul(optarg, NULL, 0);
+			break;
+		case 'D':
+			o.nodirect = true;
 			break;
 		case 'F':
 			o.nofallocate = true;
