@@ -69,14 +69,18 @@ static int gcm_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
 		    size_t aadlen)
 {
 	struct gcm_ossl *c = ctx;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
+					body + ptlen, AEAD_TAG_LEN),
+		OSSL_PARAM_END,
+	};
 	int l;
 
 	if (EVP_EncryptInit_ex2(c->enc, NULL, NULL, nonce, NULL) != 1 ||
 	    EVP_EncryptUpdate(c->enc, NULL, &l, aad, (int)aadlen) != 1 ||
 	    EVP_EncryptUpdate(c->enc, body, &l, pt, (int)ptlen) != 1 ||
 	    EVP_EncryptFinal_ex(c->enc, body + ptlen, &l) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(c->enc, EVP_CTRL_AEAD_GET_TAG, AEAD_TAG_LEN,
-				body + ptlen) != 1)
+	    EVP_CIPHER_CTX_get_params(c->enc, p) != 1)
 		return -EIO;
 	return 0;
 }
