@@ -229,6 +229,9 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		setsid();
 	}
 
+	/* The kernel already applied the caller's umask to every mode it
+	 * sends; ours must not mask it again. */
+	umask(0);
 	argv[argc++] = (char *)"veilfs";
 	argv[argc++] = (char *)"-o";
 	argv[argc++] = optstr;
