@@ -525,7 +525,7 @@ TEST(messages)
 		ASSERT_INT_EQ(content_open_msg(c, out, ct, 3 + oh), -EBADMSG);
 		ASSERT(zero_block(out, 3));
 		ASSERT_INT_EQ(content_open_msg(c, out, ct, oh - 1), -EBADMSG);
-		ASSERT_INT_EQ(content_seal_msg(c, ct, NULL, 0), 0);
+		ASSERT_INT_EQ(content_seal_msg(c, ct, (const uint8_t *)"", 0), 0);
 		ASSERT_INT_EQ(content_open_msg(c, out, ct, oh), 0);
 		engine_free(c, a);
 	}
