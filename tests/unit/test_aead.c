@@ -470,7 +470,20 @@ TEST(holes_and_zero_nonces)
 		memset(ct, 0, aead_nonce_len(a));
 		ASSERT_INT_EQ(aead_open_blocks(a, out, ct, cbs, BS, 0, fid, &bad),
 			      -EBADMSG);
-		/* sealing with an all-zero nonce works but can never be opened */
+		/* a block sealed with an all-zero nonce authenticates, yet
+		 * is refused (spec §3.4 rule 4), in batches and messages */
+		memset(key, 0, AEAD_MAX_NONCE_LEN);
+		ASSERT_INT_EQ(aead_seal_blocks(a, ct, pt, 100, BS, 0, fid, key),
+			      0);
+		ASSERT_INT_EQ(aead_open_blocks(a, out, ct,
+					       100 + aead_overhead(a), BS, 0,
+					       fid, &bad), -EBADMSG);
+		ASSERT_INT_EQ(aead_seal(a, ct, key, pt, 100, fid, 16), 0);
+		ASSERT_INT_EQ(aead_open(a, out, ct, 100 + aead_overhead(a),
+					fid, 16), -EBADMSG);
+		ct[0] = 1; /* the same bytes with a non-zero nonce fail too */
+		ASSERT_INT_EQ(aead_open(a, out, ct, 100 + aead_overhead(a),
+					fid, 16), -EBADMSG);
 		aead_free(a);
 	}
 	free(ct);
@@ -542,8 +555,8 @@ TEST(parallel_matches_inline)
 		aead_set_threads(1);
 		ASSERT_INT_EQ(aead_seal_blocks(a, c1, pt, ptlen, BS, 3, fid,
 					       nonces), 0);
-		aead_set_threads(0);
-		ASSERT(aead_get_threads() >= 1);
+		aead_set_threads(4); /* the pool even on one CPU */
+		ASSERT_INT_EQ(aead_get_threads(), 4);
 		ASSERT_INT_EQ(aead_seal_blocks(a, c2, pt, ptlen, BS, 3, fid,
 					       nonces), 0);
 		ASSERT_MEM_EQ(c1, c2, ctlen);
@@ -643,11 +656,22 @@ TEST(fork_fresh_nonces)
 	pid = fork();
 	ASSERT(pid >= 0);
 	if (pid == 0) {
+		/* also: the child gets a fresh worker pool */
+		static uint8_t pt[64 * BS], ct[64 * (BS + 32)], out[64 * BS];
+		static const uint8_t fid[16] = { 1 };
+		size_t bad;
+		int bad_rc;
+
 		aead_random_nonce(a, n2, 16);
-		_exit(write(p[1], n2, 16) == 16 ? 0 : 1);
+		bad_rc = aead_seal_blocks(a, ct, pt, sizeof(pt), BS, 0, fid,
+					  NULL) ||
+			 aead_open_blocks(a, out, ct, sizeof(ct), BS, 0, fid,
+					  &bad);
+		_exit(!bad_rc && write(p[1], n2, 16) == 16 ? 0 : 1);
 	}
 	ASSERT(read(p[0], n2, 16) == 16);
-	waitpid(pid, &st, 0);
+	ASSERT(waitpid(pid, &st, 0) == pid);
+	ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	aead_random_nonce(a, n1, 16);
 	ASSERT(memcmp(n1, n2, 16) != 0);
 	close(p[0]);
