@@ -477,10 +477,12 @@ static void run_chunk(void *arg, size_t k)
 
 static int run_batch(struct batch *b, size_t *bad)
 {
-	unsigned threads = b->nblocks >= PAR_MIN_BLOCKS ? pool_get_threads() : 1;
+	unsigned threads = 1;
 	size_t chunks, k;
 	int rc = 0;
 
+	if (b->nblocks >= PAR_MIN_BLOCKS)
+		threads = pool_get_threads();
 	if (threads <= 1) {
 		size_t dummy;
 

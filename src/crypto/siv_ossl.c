@@ -69,8 +69,8 @@ static int cbc(struct siv_ossl *c, const uint8_t *in, size_t n,
 	while (n) {
 		size_t k = n < SCRATCH ? n : SCRATCH;
 
-		if (EVP_EncryptUpdate(c->cbc, c->scratch, &l, in, (int)k) != 1 ||
-		    (size_t)l != k)
+		if (EVP_EncryptUpdate(c->cbc, c->scratch, &l, in,
+				      (int)k) != 1 || (size_t)l != k)
 			return -EIO;
 		memcpy(last, c->scratch + k - 16, 16);
 		in += k;

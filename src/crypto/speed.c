@@ -156,10 +156,13 @@ int speed_run(FILE *out)
 	rc = bench_all(mbs, n, use, ROUND_MS);
 	for (c = 0; c < AEAD_CIPHER_COUNT; c++) {
 		best[c] = n;
-		for (size_t k = 0; k < n; k++)
-			if ((int)aead_impl_cipher(aead_impl_at(k)) == c &&
-			    mbs[k] > 0 && (best[c] == n || mbs[k] > mbs[best[c]]))
+		for (size_t k = 0; k < n; k++) {
+			if ((int)aead_impl_cipher(aead_impl_at(k)) != c ||
+			    mbs[k] <= 0)
+				continue;
+			if (best[c] == n || mbs[k] > mbs[best[c]])
 				best[c] = k;
+		}
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct aead_impl *im = aead_impl_at(k);
