@@ -4,7 +4,8 @@
 While threads create, write, rename, list, read and delete files in one
 directory of the mount, an attacker with write access to CIPHERDIR keeps
 replacing that directory's ciphertext directory with a symlink to a
-directory outside CIPHERDIR, and back. The outside directory is baited: it
+directory outside CIPHERDIR, and back, and does the same to the ciphertext
+of a file in it that the threads read and rewrite. The outside directory is baited: it
 holds a copy of the real gocryptfs.diriv and of a real encrypted file, so a
 daemon that followed the symlink would find valid names there. It lives on
 its own tmpfs mounted with strictatime, so even a read or a listing through
@@ -69,7 +70,8 @@ def test_symlink_swap_never_escapes(tmp_path, bait_dir, cipher):
         cdir = os.path.join(m.cipherdir, cd)
         with open(os.path.join(m.mnt, 'd', 'seed'), 'wb') as f:
             f.write(b'seed data' * 100)
-        # the bait: valid-looking ciphertext outside CIPHERDIR
+        # the bait: valid-looking ciphertext outside CIPHERDIR (the diriv
+        # and the encrypted 'seed' file, under their real names)
         for e in os.listdir(cdir):
             shutil.copy2(os.path.join(cdir, e), os.path.join(bait_dir, e))
         with open(os.path.join(bait_dir, 'victim.txt'), 'wb') as f:
@@ -83,23 +85,39 @@ def test_symlink_swap_never_escapes(tmp_path, bait_dir, cipher):
         stop = threading.Event()
         counts = {'ok': 0, 'err': 0, 'swaps': 0}
 
+        seed_c = [e for e in ru.cipher_entries(cdir)][0]
+        cseed = os.path.join(cdir, seed_c)
+
+        def swap(path, target):
+            """Replace path by a symlink to target for a moment."""
+            real = path + '.real'
+            os.rename(path, real)
+            try:
+                os.symlink(target, path)
+                counts['swaps'] += 1
+                time.sleep(0.0005)
+                os.unlink(path)
+            finally:
+                os.rename(real, path)
+
         def attacker():
-            real = cdir + '.real'
+            # one thread, so a file swap never runs while the directory is
+            # a symlink (it would then change the bait itself)
+            k = 0
             while not stop.is_set():
+                k += 1
                 try:
-                    os.rename(cdir, real)
-                    os.symlink(bait_dir, cdir)
-                    counts['swaps'] += 1
-                    time.sleep(0.0005)
-                    os.unlink(cdir)
-                    os.rename(real, cdir)
+                    if k % 2:
+                        swap(cdir, bait_dir)
+                    else:
+                        swap(cseed, os.path.join(bait_dir, seed_c))
                 except OSError:
                     pass
                 time.sleep(0.0002)
-            if os.path.islink(cdir):
-                os.unlink(cdir)
-            if os.path.isdir(real) and not os.path.exists(cdir):
-                os.rename(real, cdir)
+
+        def rewrite_seed(d):
+            with open(os.path.join(d, 'seed'), 'r+b') as f:
+                f.write(b'seed data' * 100)
 
         def victim(tid):
             d = os.path.join(m.mnt, 'd')
@@ -114,6 +132,9 @@ def test_symlink_swap_never_escapes(tmp_path, bait_dir, cipher):
                            lambda: os.listdir(d),
                            lambda: open(os.path.join(d, 'seed'),
                                         'rb').read(),
+                           # same bytes again: only a followed symlink
+                           # would show (mtime of the bait)
+                           lambda: rewrite_seed(d),
                            lambda: os.symlink('t', a + '.l'),
                            lambda: os.mkdir(a + '.d'),
                            lambda: os.rmdir(a + '.d'),
