@@ -80,6 +80,11 @@ static int xc_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
 		   size_t aadlen)
 {
 	struct xc_ossl *c = ctx;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
+					body + ptlen, AEAD_TAG_LEN),
+		OSSL_PARAM_END,
+	};
 	uint8_t subkey[32], iv[12];
 	int l, ok;
 
@@ -88,8 +93,7 @@ static int xc_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
 	     EVP_EncryptUpdate(c->enc, NULL, &l, aad, (int)aadlen) == 1 &&
 	     EVP_EncryptUpdate(c->enc, body, &l, pt, (int)ptlen) == 1 &&
 	     EVP_EncryptFinal_ex(c->enc, body + ptlen, &l) == 1 &&
-	     EVP_CIPHER_CTX_ctrl(c->enc, EVP_CTRL_AEAD_GET_TAG, AEAD_TAG_LEN,
-				 body + ptlen) == 1;
+	     EVP_CIPHER_CTX_get_params(c->enc, p) == 1;
 	secure_zero(subkey, sizeof(subkey));
 	return ok ? 0 : -EIO;
 }
