@@ -280,8 +280,8 @@ static ssize_t read_tty(uint8_t *buf, const char *prompt)
 	bool restore = false;
 	ssize_t n;
 
-	fputs(prompt, stderr);
-	fflush(stderr);
+	/* Echo goes off before the prompt appears, so nothing typed in
+	 * answer to it can be echoed. */
 	if (tcgetattr(STDIN_FILENO, &old) == 0) {
 		raw = old;
 		raw.c_lflag &= ~(tcflag_t)ECHO;
@@ -289,9 +289,11 @@ static ssize_t read_tty(uint8_t *buf, const char *prompt)
 		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
 			restore = true;
 	}
+	fputs(prompt, stderr);
+	fflush(stderr);
 	n = read_line(STDIN_FILENO, buf, PASSWORD_MAX);
 	if (restore)
-		tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+		tcsetattr(STDIN_FILENO, TCSANOW, &old);
 	if (!restore)
 		fputc('\n', stderr);
 	return n;

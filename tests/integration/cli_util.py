@@ -146,3 +146,38 @@ def unmount(path):
         if not is_mounted(path):
             return
         time.sleep(0.05)
+
+
+def run_tty(argv, answers, timeout=60):
+    """Run argv entirely on a pseudo-terminal (stdin too). answers is a
+    list of (prompt, reply): each reply is typed once prompt has appeared.
+    Returns (exit code, terminal output)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                         close_fds=True, start_new_session=True)
+    os.close(slave)
+    out = b""
+    pending = list(answers)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            while pending and pending[0][0].encode() in out.split(
+                    b"\x00")[-1]:
+                prompt, reply = pending.pop(0)
+                # only react to each prompt occurrence once
+                out += b"\x00"
+                os.write(master, reply.encode() + b"\n")
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    rc = p.wait(timeout=timeout)
+    text = out.replace(b"\x00", b"").decode(errors="replace")
+    return rc, text.replace("\r\n", "\n")

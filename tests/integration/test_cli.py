@@ -209,6 +209,36 @@ def test_init_not_a_terminal(tmp_path):
     assert len(cu.xray_key(os.path.join(d, "gocryptfs.conf"), PW)) == 64
 
 
+def test_init_on_terminal_asks_twice_without_echo(tmp_path):
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    rc, out = cu.run_tty([cu.VEILFS, "-init", "-gcm", "-scryptn", "10", d],
+                         [("Password:", "s3cret"), ("Repeat:", "s3cret")])
+    assert rc == 0, out
+    assert "s3cret" not in out
+    shown = cu.parse_displayed_key(out)
+    assert shown and cu.xray_key(os.path.join(d, "gocryptfs.conf"),
+                                 "s3cret") == shown
+    # a mismatch is refused (exit 9) and writes nothing
+    d2 = str(tmp_path / "c2")
+    os.mkdir(d2)
+    rc, out = cu.run_tty([cu.VEILFS, "-init", "-gcm", "-scryptn", "10", d2],
+                         [("Password:", "one"), ("Repeat:", "two")])
+    assert rc == 9, out
+    assert "do not match" in out
+    assert os.listdir(d2) == []
+
+
+def test_passwd_on_terminal(gcmdir):
+    rc, out = cu.run_tty([cu.VEILFS, "-passwd", gcmdir],
+                         [("Old password:", PW), ("New password:", "nu"),
+                          ("Repeat:", "nu")])
+    assert rc == 0, out
+    assert "Password changed." in out
+    assert cu.xray_key(os.path.join(gcmdir, "gocryptfs.conf"), "nu") == \
+        cu.vector_key("gcm")
+
+
 def test_init_quiet(tmp_path):
     d = str(tmp_path / "c")
     os.mkdir(d)
