@@ -5,6 +5,7 @@
  * use of one instance from several threads.
  */
 #include "crypto/eme.h"
+#include "crypto/kdf.h"
 #include "harness.h"
 
 #include <errno.h>
@@ -31,6 +32,52 @@ TEST(known_answers)
 	ASSERT_MEM_EQ(out, want, 16);
 	ASSERT_INT_EQ(eme_decrypt(e, out, out, 2048, tweak), 0);
 	ASSERT_MEM_EQ(out, in, 2048);
+	eme_free(e);
+}
+
+/* SHA-256 of outputs of an independent model of spec §4.4 (Python with
+ * pyca/cryptography AES-ECB, which also reproduces the rfjakob/eme answers
+ * above) for 1, 2, 3, 16, 127 and 128 blocks. */
+TEST(independent_model_every_width)
+{
+	static const struct {
+		size_t m;
+		const char *sha;
+	} t[] = {
+		{ 0, "44ea4ab31f9e4c83420f1bfe7782ded2e2421c92ac416a830cf46f3ea4cb5ff1" },
+		{ 1, "7b55d258392ee184993e610dfcb6bcf583650c2dd7e78c7a3522ee3b1525d03f" },
+		{ 2, "dcb879dad706b5c6b0fda92c239b10829efd5642bceda84454a5fa37af0ebec0" },
+		{ 3, "6657e8de3940a204f8e65f80f66a665f10787680d47d788003f91a48908c7e35" },
+		{ 16, "7ecb832c378a81669ba7919ee75d5b9a9e84313da30f0300dee25dccf68272d4" },
+		{ 127, "5cb695768cc77e44ccdd9751cdc26544727740a1de06a56c36109ae0a7be0e23" },
+		{ 128, "ef1d3d40dcabe88a0d6cea3a170948cb6b470b4b894ac5f15e98ce2a51e78060" },
+	};
+	static const uint8_t zkey[32], ztweak[16];
+	static uint8_t in[2048], out[2048];
+	uint8_t key[32], tweak[16], h[32], want[32];
+	struct eme *e = NULL, *z = NULL;
+
+	for (size_t i = 0; i < 32; i++)
+		key[i] = (uint8_t)i;
+	for (size_t i = 0; i < 16; i++)
+		tweak[i] = (uint8_t)(100 + i);
+	ASSERT_INT_EQ(eme_new(&e, key), 0);
+	ASSERT_INT_EQ(eme_new(&z, zkey), 0);
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		/* m == 0: all-zero key, tweak and 2048-byte input */
+		size_t len = t[k].m ? 16 * t[k].m : 2048;
+
+		for (size_t i = 0; i < len; i++)
+			in[i] = t[k].m ? (uint8_t)(i * 7) : 0;
+		if (t[k].m)
+			ASSERT_INT_EQ(eme_encrypt(e, out, in, len, tweak), 0);
+		else
+			ASSERT_INT_EQ(eme_encrypt(z, out, in, len, ztweak), 0);
+		ASSERT_INT_EQ(kdf_sha256(h, out, len), 0);
+		th_unhex(want, 32, t[k].sha);
+		ASSERT_MEM_EQ(h, want, 32);
+	}
+	eme_free(z);
 	eme_free(e);
 }
 
@@ -153,6 +200,7 @@ TEST(threads_share_one_instance)
 	eme_free(e);
 }
 
-RUN_TESTS(T(known_answers), T(roundtrip_every_length),
+RUN_TESTS(T(known_answers), T(independent_model_every_width),
+	  T(roundtrip_every_length),
 	  T(wide_block_diffusion), T(rejects_bad_lengths),
 	  T(threads_share_one_instance))
