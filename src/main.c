@@ -111,8 +111,13 @@ static char *conf_path(const struct args *a, const char *dir)
 {
 	char *p = NULL;
 
-	if (a->config)
+	if (a->config) {
+		/* -dumpmasterkey prints nothing but the key on stdout */
+		if (!a->dumpmasterkey)
+			say("Using config file at custom location %s",
+			    a->config);
 		return strdup(a->config);
+	}
 	if (asprintf(&p, "%s/%s", dir,
 		     a->reverse ? CONF_REVERSE_FILENAME : CONF_FILENAME) < 0)
 		return NULL;
@@ -204,6 +209,10 @@ static int get_masterkey(const struct args *a, uint8_t *key)
 		password_free(&pw);
 	} else {
 		rc = masterkey_parse_hex(key, a->masterkey);
+		/* Take the key out of our argv so that ps shows it no longer
+		 * (argv strings are writable; -o copies are ours too). */
+		secure_zero((char *)(uintptr_t)a->masterkey,
+			    strlen(a->masterkey));
 	}
 	if (rc) {
 		errmsg("invalid -masterkey: want 64 hex digits (dashes are "
@@ -295,8 +304,6 @@ static int do_info(const struct args *a)
 	path = conf_path(a, a->pos[0]);
 	if (!path)
 		return EXIT_OTHER;
-	if (a->config)
-		say("Using config file at custom location %s", path);
 	ex = load_conf(&c, path, true);
 	if (ex)
 		goto out;

@@ -884,3 +884,30 @@ def test_mount_foreground_and_impl(tmp_path, pwfile):
     assert p.wait(timeout=30) == 0
     err = p.stderr.read().decode()
     assert "AES-GCM-256" in err
+
+
+def test_masterkey_not_left_in_cmdline(tmp_path):
+    """After parsing, the -masterkey value is wiped from argv, so ps and
+    /proc/PID/cmdline stop showing it."""
+    _require_fuse()
+    d = cu.copy_vector_cipherdir("gcm", str(tmp_path / "c"))
+    mnt = str(tmp_path / "mnt")
+    os.mkdir(mnt)
+    key = cu.vector_key("gcm")
+    p = subprocess.Popen([cu.VEILFS, "-fg", "-q", "-masterkey=" + key, d,
+                          mnt], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if cu.is_mounted(mnt) or p.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert cu.is_mounted(mnt)
+        with open("/proc/%d/cmdline" % p.pid, "rb") as f:
+            cmdline = f.read()
+        assert key.encode() not in cmdline
+        assert key[:16].encode() not in cmdline
+        _check_plain(mnt, "gcm")
+    finally:
+        cu.unmount(mnt)
+    assert p.wait(timeout=30) == 0
