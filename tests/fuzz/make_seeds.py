@@ -48,6 +48,13 @@ for sub, flag in (('', 0), ('sub', 4)):
         put('fuzz_names', bytes([flag]) + e.encode())
         if e.endswith('.name'):
             put('fuzz_longname', read(os.path.join(d, e)))
+# xattr names as stored on the vector files (if the extraction kept them)
+for e in sorted(os.listdir(gcm)):
+    try:
+        for x in os.listxattr(os.path.join(gcm, e), follow_symlinks=False):
+            put('fuzz_names', b'\0' + x.encode())
+    except OSError:
+        pass
 # padded base64 / plaintext flags with a few names
 for e in ('hello.txt', 'sub', 'AAAAAAAAAAAAAAAAAAAAAA', 'gocryptfs.conf'):
     for flag in (1, 2, 8):
