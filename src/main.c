@@ -220,10 +220,11 @@ static int get_masterkey(const struct args *a, uint8_t *key)
 		return EXIT_MASTERKEY;
 	}
 	if (!g_quiet)
-		fprintf(stderr, "Using explicit master key.\n"
-				"THE MASTER KEY IS VISIBLE VIA \"ps ax\" AND MAY "
-				"BE STORED IN YOUR SHELL HISTORY!\n"
-				"ONLY USE THIS MODE FOR EMERGENCIES\n");
+		fputs("Using explicit master key.\n"
+		      "THE MASTER KEY IS VISIBLE VIA \"ps ax\" AND MAY BE "
+		      "STORED IN YOUR SHELL HISTORY!\n"
+		      "ONLY USE THIS MODE FOR EMERGENCIES\n",
+		      stderr);
 	return 0;
 }
 

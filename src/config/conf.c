@@ -487,7 +487,8 @@ static int validate(const struct conf *c, const struct parse_state *ps,
 	}
 	if (c->longnamemax != 0 && !conf_has(c, CONF_FLAG_LONGNAMEMAX)) {
 		seterr(err, "field LongNameMax=%lld but the LongNameMax "
-			    "feature flag is not set", (long long)c->longnamemax);
+			    "feature flag is not set",
+		       (long long)c->longnamemax);
 		return -EPROTO;
 	}
 	if (c->longnamemax == 0 && conf_has(c, CONF_FLAG_LONGNAMEMAX)) {

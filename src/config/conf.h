@@ -57,7 +57,7 @@ struct conf {
 	/* FeatureFlags in file order (duplicates kept, as Go keeps them). */
 	enum conf_flag flags[CONF_MAX_FLAGS];
 	size_t nflags;
-	bool has_fido2_obj;		/* a non-null "FIDO2" object exists */
+	bool has_fido2_obj;		/* a non-null "FIDO2" object */
 	int64_t longnamemax;		/* 0 when absent */
 };
 

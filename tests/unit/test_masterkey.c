@@ -145,8 +145,8 @@ TEST(wrap_roundtrip)
 
 TEST(parse_and_format)
 {
-	static const char hex[] =
-		"bbced0fb58def0e78e2a8be6c2920b586e00eeb85f27e7a783e378797abab112";
+	static const char hex[] = "bbced0fb58def0e78e2a8be6c2920b58"
+				  "6e00eeb85f27e7a783e378797abab112";
 	static const char disp[] = "    bbced0fb-58def0e7-8e2a8be6-c2920b58-\n"
 				   "    6e00eeb8-5f27e7a7-83e37879-7abab112\n";
 	uint8_t key[MASTERKEY_LEN], want[32];
