@@ -376,7 +376,8 @@ static int parse_root(struct conf *c, struct json_object *root,
 				       &c->enc_key_len, val, "EncryptedKey",
 				       err);
 		} else if (strcasecmp(key, "ScryptObject") == 0) {
-			memset(&c->scrypt, 0, sizeof(c->scrypt));
+			/* Like Go, a duplicate object updates the fields it
+			 * names and keeps the others; null changes nothing. */
 			rc = parse_scrypt(c, val, err);
 		} else if (strcasecmp(key, "Version") == 0) {
 			rc = get_int(&c->version, val, "Version", 0, 65535,

@@ -152,6 +152,10 @@ TEST(go_tolerances)
 		{ "CBg1cJcmXX", "CBg1\\ncJcmXX" },
 		{ "\"Version\": 2", "\"Version\": 2, \"FIDO2\": null" },
 		{ "\"Version\": 2", "\"Version\": 2, \"LongNameMax\": null" },
+		{ "\"Version\": 2", "\"Version\": 2, \"scryptobject\": null" },
+		{ "\"Version\": 2",
+		  "\"Version\": 2, \"SCRYPTOBJECT\": {\"r\": 8}" },
+		{ "\"Version\": 2", "\"Version\": 2, \"version\": null" },
 	};
 	char *base;
 	size_t len;
