@@ -15,6 +15,7 @@ Environment:
   VEILFS_INIT_BIN  binary used for -init only (default: VEILFS_BIN)
   VEILFS_FSX_OPS   fsx operations per cipher (default 20000, 4000 when
                    VEILFS_SANITIZED is set)
+  VEILFS_LONG      run the long-stage tests (see long_stage)
   VEILFS_SEED      base seed for the random tests (default: random, printed)
 """
 import os
@@ -23,6 +24,8 @@ import shutil
 import signal
 import subprocess
 import time
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -42,6 +45,13 @@ CIPHERS = {'gcm': [], 'aessiv': ['-aessiv'], 'xchacha': ['-xchacha']}
 SANITIZER_MARKERS = ('ERROR: AddressSanitizer', 'ERROR: LeakSanitizer',
                      'runtime error:', 'WARNING: ThreadSanitizer',
                      'Sanitizer:DEADLYSIGNAL')
+
+
+# The "long" stage: tests marked with this run only with VEILFS_LONG=1
+# (e.g. VEILFS_LONG=1 pytest -k long tests/integration), never in the
+# default suite, which runs twice in CI (gcc and ASan).
+long_stage = pytest.mark.skipif(not os.environ.get('VEILFS_LONG'),
+                                reason='long stage (set VEILFS_LONG=1)')
 
 
 def tool(name):

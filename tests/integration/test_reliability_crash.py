@@ -62,6 +62,16 @@ def pat(fid, off, n):
 
 @pytest.mark.parametrize('cipher', sorted(ru.CIPHERS))
 def test_kill9_keeps_fsynced_data(tmp_path, cipher):
+    run_crash(tmp_path, cipher, 3)
+
+
+@ru.long_stage
+@pytest.mark.parametrize('cipher', sorted(ru.CIPHERS))
+def test_kill9_keeps_fsynced_data_long(tmp_path, cipher):
+    run_crash(tmp_path, cipher, 15)
+
+
+def run_crash(tmp_path, cipher, rounds):
     seed = ru.base_seed()
     print('seed', seed)
     rnd = random.Random(seed)
@@ -76,7 +86,7 @@ def test_kill9_keeps_fsynced_data(tmp_path, cipher):
             with open(os.path.join(m.mnt, 'other%d' % k), 'wb') as f:
                 f.write(data)
         os.mkdir(os.path.join(m.mnt, 'dir'))
-    for rnd_no in range(3):
+    for rnd_no in range(rounds):
         m.start()
         w = subprocess.Popen([sys.executable, '-c', WRITER, m.mnt,
                               str(seed + rnd_no),

@@ -60,10 +60,10 @@ def test_fsx_noprealloc(tmp_path):
         run_fsx(m, tmp_path, seed, max(ru.fsx_ops() // 4, 1000))
 
 
-@pytest.mark.slow
+@ru.long_stage
 @pytest.mark.parametrize('cipher', sorted(ru.CIPHERS))
 def test_fsx_long(tmp_path, cipher):
-    """Long stage: 5x the operations, 8 processes."""
+    """Long stage (VEILFS_LONG=1): 5x the operations, 8 processes."""
     seed = ru.base_seed()
     print('seed', seed)
     with ru.new_fs(tmp_path, cipher) as m:
