@@ -344,6 +344,34 @@ static int parse_flags(struct conf *c, struct json_object *arr,
 	return 0;
 }
 
+/* The FIDO2 object (spec §1.9) is only type-checked, as Go's decoder does;
+ * veilfs cannot use FIDO2 tokens. AssertOptions (gocryptfs >= 2.5) is
+ * ignored, as by 2.3. */
+static int parse_fido2(struct json_object *obj, char *err)
+{
+	uint8_t scratch[4096];
+	size_t n;
+	int rc = 0;
+
+	if (!json_object_is_type(obj, json_type_object)) {
+		seterr(err, "field FIDO2: cannot unmarshal %s into an object",
+		       jtype(obj));
+		return -EINVAL;
+	}
+	json_object_object_foreach(obj, key, val)
+	{
+		if (strcasecmp(key, "CredentialID") == 0)
+			rc = get_bytes(scratch, sizeof(scratch), &n, val,
+				       "FIDO2.CredentialID", err);
+		else if (strcasecmp(key, "HMACSalt") == 0)
+			rc = get_bytes(scratch, sizeof(scratch), &n, val,
+				       "FIDO2.HMACSalt", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int parse_root(struct conf *c, struct json_object *root,
 		      struct parse_state *ps, char *err)
 {
@@ -389,11 +417,9 @@ static int parse_root(struct conf *c, struct json_object *root,
 				c->has_fido2_obj = false;
 				continue;
 			}
-			if (!json_object_is_type(val, json_type_object)) {
-				seterr(err, "field FIDO2: cannot unmarshal %s "
-					    "into an object", jtype(val));
-				return -EINVAL;
-			}
+			rc = parse_fido2(val, err);
+			if (rc)
+				return rc;
 			c->has_fido2_obj = true;
 		} else if (strcasecmp(key, "LongNameMax") == 0) {
 			rc = get_int(&c->longnamemax, val, "LongNameMax", 0,
@@ -531,6 +557,173 @@ int conf_validate_unlock(const struct conf *c, char err[static CONF_ERR_LEN])
 	return 0;
 }
 
+/* ---- strict JSON syntax (RFC 8259) ----------------------------------- */
+
+/* json-c accepts more than JSON (single-quoted strings, for one); Go does
+ * not. This checks the grammar first so that we refuse what Go refuses. */
+#define JSON_MAX_DEPTH 10000 /* Go's encoding/json nesting limit */
+
+struct jscan {
+	const char *p, *end;
+	unsigned depth;
+};
+
+static void js_ws(struct jscan *j)
+{
+	while (j->p < j->end && strchr(" \t\r\n", *j->p) && *j->p)
+		j->p++;
+}
+
+static bool js_lit(struct jscan *j, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+		return false;
+	j->p += n;
+	return true;
+}
+
+static bool js_digits(struct jscan *j)
+{
+	const char *s = j->p;
+
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+		j->p++;
+	return j->p > s;
+}
+
+static bool js_number(struct jscan *j)
+{
+	if (j->p < j->end && *j->p == '-')
+		j->p++;
+	if (j->p < j->end && *j->p == '0')
+		j->p++;
+	else if (!js_digits(j))
+		return false;
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (!js_digits(j))
+			return false;
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (!js_digits(j))
+			return false;
+	}
+	return true;
+}
+
+static bool js_string(struct jscan *j)
+{
+	j->p++; /* opening quote */
+	while (j->p < j->end) {
+		unsigned char ch = (unsigned char)*j->p++;
+
+		if (ch == '"')
+			return true;
+		if (ch < 0x20)
+			return false;
+		if (ch != '\\')
+			continue;
+		if (j->p >= j->end)
+			return false;
+		ch = (unsigned char)*j->p++;
+		if (ch == 'u') {
+			for (int i = 0; i < 4; i++, j->p++)
+				if (j->p >= j->end || !strchr("0123456789abcdef"
+							     "ABCDEF", *j->p) ||
+				    !*j->p)
+					return false;
+		} else if (!strchr("\"\\/bfnrt", ch) || !ch) {
+			return false;
+		}
+	}
+	return false;
+}
+
+static bool js_value(struct jscan *j);
+
+static bool js_container(struct jscan *j, char close, bool object)
+{
+	bool ok = false;
+
+	if (++j->depth > JSON_MAX_DEPTH)
+		return false;
+	j->p++;
+	js_ws(j);
+	if (j->p < j->end && *j->p == close) {
+		j->p++;
+		ok = true;
+		goto out;
+	}
+	for (;;) {
+		if (object) {
+			if (j->p >= j->end || *j->p != '"' || !js_string(j))
+				goto out;
+			js_ws(j);
+			if (j->p >= j->end || *j->p != ':')
+				goto out;
+			j->p++;
+		}
+		if (!js_value(j))
+			goto out;
+		js_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			js_ws(j);
+			continue;
+		}
+		if (j->p < j->end && *j->p == close) {
+			j->p++;
+			ok = true;
+		}
+		goto out;
+	}
+out:
+	j->depth--;
+	return ok;
+}
+
+static bool js_value(struct jscan *j)
+{
+	js_ws(j);
+	if (j->p >= j->end)
+		return false;
+	switch (*j->p) {
+	case '{':
+		return js_container(j, '}', true);
+	case '[':
+		return js_container(j, ']', false);
+	case '"':
+		return js_string(j);
+	case 't':
+		return js_lit(j, "true");
+	case 'f':
+		return js_lit(j, "false");
+	case 'n':
+		return js_lit(j, "null");
+	default:
+		return js_number(j);
+	}
+}
+
+/* 0 if text is one JSON value (with surrounding whitespace), else the
+ * offset + 1 where it stops being JSON. */
+static size_t json_syntax_error(const char *text, size_t len)
+{
+	struct jscan j = { .p = text, .end = text + len, .depth = 0 };
+
+	if (js_value(&j)) {
+		js_ws(&j);
+		if (j.p == j.end)
+			return 0;
+	}
+	return (size_t)(j.p - text) + 1;
+}
+
 int conf_parse(struct conf *c, const char *text, size_t len,
 	       char err[static CONF_ERR_LEN])
 {
@@ -550,7 +743,12 @@ int conf_parse(struct conf *c, const char *text, size_t len,
 		seterr(err, "config file too large");
 		return -EINVAL;
 	}
-	tok = json_tokener_new();
+	end = json_syntax_error(text, len);
+	if (end) {
+		seterr(err, "invalid JSON at offset %zu", end - 1);
+		return -EINVAL;
+	}
+	tok = json_tokener_new_ex(JSON_MAX_DEPTH);
 	if (!tok) {
 		seterr(err, "out of memory");
 		return -ENOMEM;

@@ -911,3 +911,84 @@ def test_masterkey_not_left_in_cmdline(tmp_path):
     finally:
         cu.unmount(mnt)
     assert p.wait(timeout=30) == 0
+
+
+# Textual mutations of a valid config; veilfs -info must accept exactly the
+# ones gocryptfs -info accepts (Go's encoding/json is the reference). One
+# known difference is left out: a duplicate key whose last value is null
+# ("R": 8, "R": null) keeps 8 in Go, while json-c keeps only the null.
+DIFF_MUTATIONS = [
+    ('"Version": 2', '"Version": 2.0'),
+    ('"Version": 2', '"Version": 2e0'),
+    ('"Version": 2', '"Version": -0'),
+    ('"Version": 2', '"Version": 02'),
+    ('"Version": 2', '"Version": true'),
+    ('"Version": 2', '"Version": [2]'),
+    ('"Version": 2', '"Version": 2, "Version": 3'),
+    ('"Version": 2', '"Version": 3, "version": 2'),
+    ('"N": 1024', '"N": 1024.5'),
+    ('"N": 1024', '"N": 99999999999999999999999'),
+    ('"N": 1024', '"N": -1024'),
+    ('"HKDF"', '"\\u0048KDF"'),
+    ('"HKDF"', '"HKDF "'),
+    ('"HKDF"', '"hkdf"'),
+    ('"HKDF",', '"HKDF", "HKDF",'),
+    ('"Creator": "gocryptfs 2.3"', '"Creator": "\\u00e9\\ud83d\\ude00"'),
+    ('"Creator": "gocryptfs 2.3"', '"Creator": ["x"]'),
+    ('"EncryptedKey": "CBg1', '"EncryptedKey": "CBg1\\n'),
+    ('"EncryptedKey": "CBg1', '"EncryptedKey": "CBg1\\r\\n'),
+    ('"EncryptedKey": "CBg1', '"EncryptedKey": "CBg1 '),
+    ('"EncryptedKey": "CBg1', '"EncryptedKey": "CBg1\\t'),
+    ('/ZhbO/', '-ZhbO_'),
+    ('g==', 'g='),
+    ('g==', 'g'),
+    ('g==', 'h=='),
+    ('"Salt": "/DIk', '"salt": "/DIk'),
+    ('"Salt": "/DIk', '"Salt": null, "Salt": "/DIk'),
+    ('{', '\ufeff{'),
+    ('{', ' \n\t{'),
+    ('"Raw64"\n\t]', '"Raw64"\n\t],'),
+    ('"Raw64"\n\t]', '"Raw64",\n\t]'),
+    ('"Raw64"\n\t]\n}', '"Raw64"\n\t]\n}\n\n'),
+    ('"Raw64"\n\t]\n}', '"Raw64"\n\t]\n}{}'),
+    ('"Raw64"\n\t]\n}', '"Raw64"\n\t]\n} // x'),
+    ('"Creator"', "'Creator'"),
+    ('"Version": 2', '"Version": 2, "FIDO2": {"CredentialID": 5}'),
+    ('"Version": 2', '"Version": 2, "FIDO2": {"hmacsalt": "AAAA", "x": 1}'),
+    # AssertOptions is unknown to 2.3 (added in 2.5): ignored
+    ('"Version": 2', '"Version": 2, "FIDO2": {"AssertOptions": [1]}'),
+    ('"Version": 2', '"Version": 2, "FIDO2": {"AssertOptions": ["a"]}'),
+    ('"Version": 2', '"Version": 2, "FIDO2": []'),
+    ('"Version": 2', '"Version": 2, "x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['
+     '[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]'),
+    ('"Version": 2', '"Version": 2, "x": "\\q"'),
+    ('"Version": 2', '"Version": 2, "x": "\\u12"'),
+    ('"Version": 2', '"Version": 2, "x": "\t"'),
+    ('"Version": 2', '"Version": 2, "x": NaN'),
+    ('"Version": 2', '"Version": 2, "x": .5'),
+    ('"Version": 2', '"Version": 2, "x": 1.'),
+    ('"Version": 2', '"Version": 2, "x": +1'),
+    ('"Version": 2', '"Version": 2, "x": TRUE'),
+    ('"Version": 2', '"Version": 2, "LongNameMax": 255'),
+    ('"Version": 2', '"Version": 2, "LongNameMax": 61'),
+    ('"Raw64"', '"Raw64", "LongNameMax"'),
+]
+
+
+def test_config_reader_agrees_with_gocryptfs(tmp_path):
+    base = _gcm_text()
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    disagree = []
+    for old, new in DIFF_MUTATIONS:
+        assert old in base, old
+        write_conf(d, base.replace(old, new, 1))
+        v = veilfs("-info", d)
+        g = gocryptfs("-info", d)
+        assert v.returncode in (0, 8), v.err
+        if v.returncode != g.returncode:
+            disagree.append((new, v.returncode, g.returncode,
+                             v.err.strip(), g.err.strip()))
+        elif v.returncode == 0:
+            assert cu.info_lines(v.out) == cu.info_lines(g.out), new
+    assert not disagree, "\n".join(repr(x) for x in disagree)

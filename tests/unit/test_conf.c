@@ -218,6 +218,15 @@ static const struct bad_case {
 	  "FIDO2" },
 	{ "\"Version\": 2", "\"Version\": 2,", -EINVAL, "JSON" },
 	{ "\"Version\": 2", "\"Version\": 2 /* c */", -EINVAL, "JSON" },
+	{ "\"Creator\"", "'Creator'", -EINVAL, "JSON" },
+	{ "\"Version\": 2", "\"Version\": 2, \"x\": NaN", -EINVAL, "JSON" },
+	{ "\"Version\": 2", "\"Version\": 2, \"x\": .5", -EINVAL, "JSON" },
+	{ "\"Version\": 2", "\"Version\": 2, \"x\": \"\\q\"", -EINVAL,
+	  "JSON" },
+	{ "\"Version\": 2", "\"Version\": 2, \"x\": \"\t\"", -EINVAL,
+	  "JSON" },
+	{ "\"Version\": 2", "\"Version\": 2, \"FIDO2\": {\"HMACSalt\": 1}",
+	  -EINVAL, "FIDO2.HMACSalt" },
 	{ "\"Raw64\"\n\t]\n}", "\"Raw64\"\n\t]\n} x", -EINVAL, "JSON" },
 	/* validation (spec §1.5) */
 	{ "\"Version\": 2", "\"Version\": 3", -EPROTO, "Version" },
@@ -313,6 +322,40 @@ TEST(truncated_and_garbage)
 	conf_fini(&c);
 	ASSERT_INT_EQ(parse_str("{}", &c, err), -EPROTO);
 	conf_fini(&c);
+	free(base);
+}
+
+/* Go nests up to 10000 levels; json-c's default is 32. */
+TEST(deep_nesting)
+{
+	size_t len, depth[] = { 100, 9000, 20000 };
+	char *base = vec_conf("gcm", &len);
+
+	if (!base)
+		SKIP("vectors not extracted (VEILFS_VECTORS)");
+	for (size_t k = 0; k < 3; k++) {
+		size_t d = depth[k], n = 0;
+		char err[CONF_ERR_LEN];
+		char *deep = malloc(2 * d + 32), *t;
+		struct conf c;
+		int rc;
+
+		n += (size_t)sprintf(deep, "\"x\": ");
+		for (size_t i = 0; i < d; i++)
+			deep[n++] = '[';
+		for (size_t i = 0; i < d; i++)
+			deep[n++] = ']';
+		strcpy(deep + n, ", \"Creator\"");
+		t = subst(base, "\"Creator\"", deep);
+		rc = parse_str(t, &c, err);
+		if (d < 10000)
+			ASSERT_INT_EQ(rc, 0);
+		else
+			ASSERT_INT_EQ(rc, -EINVAL);
+		conf_fini(&c);
+		free(t);
+		free(deep);
+	}
 	free(base);
 }
 
@@ -416,5 +459,5 @@ TEST(flag_names)
 
 RUN_TESTS(T(vectors_roundtrip_byte_identical), T(vector_flags_and_cipher),
 	  T(go_tolerances), T(rejections_name_the_field),
-	  T(truncated_and_garbage), T(unlock_checks),
+	  T(truncated_and_garbage), T(deep_nesting), T(unlock_checks),
 	  T(save_atomic_mode_0400), T(flag_names))
