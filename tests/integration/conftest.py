@@ -14,8 +14,11 @@ Missing /dev/fuse, fusermount3, the binary under test or gocryptfs skip the
 tests locally but fail them when CI=true.
 """
 
+import faulthandler
 import os
 import shutil
+import sys
+import threading
 
 import pytest
 
@@ -28,6 +31,8 @@ VARIANTS = {
     "plaintextnames": ["-plaintextnames"],
 }
 CIPHER_VARIANTS = ["gcm", "aessiv", "xchacha"]
+# Per-test watchdog (seconds); scaled for sanitizer/valgrind builds.
+TEST_TIMEOUT = int(os.environ.get("VEILFS_TEST_TIMEOUT", 120)) * util.SLOW
 # Per-block ciphertext overhead (nonce + tag), format §3.1.
 OVERHEAD = {"gcm": 32, "aessiv": 32, "xchacha": 40, "plaintextnames": 32}
 
@@ -78,6 +83,21 @@ class Mounter:
         self.n = 0
         self.passfile = util.write_passfile(os.path.join(self.tmp,
                                                          "password"))
+        self.timed_out = False
+        self.watchdog = threading.Timer(TEST_TIMEOUT, self._hung)
+        self.watchdog.daemon = True
+        self.watchdog.start()
+
+    def _hung(self):
+        """Watchdog: a test blocked on a hung mount would stall the whole
+        suite; abort its FUSE connections so the test fails instead."""
+        self.timed_out = True
+        sys.stderr.write("\n*** test exceeded %ds: aborting its mounts\n"
+                         % TEST_TIMEOUT)
+        faulthandler.dump_traceback(file=sys.stderr)
+        for m in self.mounts:
+            if m.running:
+                m.abort()
 
     def _name(self, stem):
         self.n += 1
@@ -134,7 +154,11 @@ class Mounter:
         return problems
 
     def cleanup(self):
+        self.watchdog.cancel()
         problems = []
+        if self.timed_out:
+            problems.append("test exceeded %ds; its mounts were aborted"
+                            % TEST_TIMEOUT)
         for m in self.mounts:
             if m.proc is None:
                 continue

@@ -175,7 +175,8 @@ def test_password_on_stdin(mounter, tmp_path):
     proc.stdin.write(b"test\n")
     proc.stdin.close()
     try:
-        util.wait_mounted(mnt, proc, lambda: open(log).read())
+        util.wait_mounted(mnt, proc, lambda: open(log).read(),
+                          gocryptfs=util.is_gocryptfs(util.VEILFS_BIN))
         write_file(os.path.join(mnt, "f"), b"x")
     finally:
         subprocess.run([util.FUSERMOUNT, "-u", mnt],

@@ -147,8 +147,27 @@ class Mount:
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL,
                                      stdout=logf, stderr=subprocess.STDOUT)
         logf.close()
-        wait_mounted(self.mnt, self.proc, self.log, timeout)
+        wait_mounted(self.mnt, self.proc, self.log, timeout,
+                     is_gocryptfs(self.binary) and "-q" not in self.args)
+        self.dev = os.stat(self.mnt).st_dev
         return self
+
+    def abort(self):
+        """Hung filesystem: abort the FUSE connection (fusectl), so
+        blocked requests fail with ENOTCONN, then kill the daemon."""
+        conns = "/sys/fs/fuse/connections"
+        if not os.listdir(conns) and os.getuid() == 0:
+            subprocess.run(["mount", "-t", "fusectl", "none", conns],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        dev = getattr(self, "dev", None)
+        if dev is not None:
+            try:
+                with open("%s/%d/abort" % (conns, os.minor(dev)), "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+        self.kill()
 
     def unmount(self, timeout=None):
         """fusermount3 -u, then wait for the daemon; returns its exit
@@ -185,9 +204,15 @@ class Mount:
         return self.proc is not None and self.proc.poll() is None
 
 
-def wait_mounted(mnt, proc, logfn, timeout=None):
+# gocryptfs -fg mounts before it is ready, and a request sent in that
+# window can deadlock with its start-up self-check: wait for this line.
+GOCRYPTFS_READY = "Filesystem mounted and ready."
+
+
+def wait_mounted(mnt, proc, logfn, timeout=None, gocryptfs=False):
     """Wait until MNT is a mount point; fail with the daemon output if the
-    process exits first (or the wait times out)."""
+    process exits first (or the wait times out). For the gocryptfs
+    reference, also wait for its ready line."""
     timeout = timeout or 20 * SLOW
     deadline = time.monotonic() + timeout
     while True:
@@ -195,7 +220,8 @@ def wait_mounted(mnt, proc, logfn, timeout=None):
             raise AssertionError("daemon exited with code %d before the "
                                  "mount was ready:\n%s"
                                  % (proc.returncode, logfn()))
-        if os.path.ismount(mnt):
+        if os.path.ismount(mnt) and (
+                not gocryptfs or GOCRYPTFS_READY in logfn()):
             return
         if time.monotonic() > deadline:
             raise AssertionError("mount not ready after %ds:\n%s"
