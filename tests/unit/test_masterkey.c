@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libscrypt.h>
+#include <openssl/evp.h>
 #include <unistd.h>
 
 static const char *const vec_names[] = {
@@ -101,6 +103,60 @@ TEST(wrong_password_and_tamper)
 	ASSERT_INT_EQ(masterkey_unwrap(&c, (const uint8_t *)"test", 4, key),
 		      0);
 	ASSERT_MEM_EQ(key, want, 32);
+	conf_fini(&c);
+}
+
+/* A gocryptfs <= 1.2 config (no HKDF, spec §1.6 legacy layout), built here
+ * with libscrypt and EVP directly: 12-byte nonce, KEK = scrypt output. */
+TEST(unwrap_legacy_no_hkdf)
+{
+	static const uint8_t zero_aad[8];
+	uint8_t want[32], kek[32], key[MASTERKEY_LEN], tag[16];
+	EVP_CIPHER_CTX *ctx;
+	struct conf c;
+	int outl;
+
+	conf_init(&c);
+	conf_add_flag(&c, CONF_FLAG_GCMIV128);
+	conf_add_flag(&c, CONF_FLAG_DIRIV);
+	conf_add_flag(&c, CONF_FLAG_EMENAMES);
+	c.version = 2;
+	c.scrypt.salt_len = 32;
+	for (size_t i = 0; i < 32; i++) {
+		c.scrypt.salt[i] = (uint8_t)(i * 7 + 1);
+		want[i] = (uint8_t)(0xa0 ^ i);
+	}
+	c.scrypt.n = 1024;
+	c.scrypt.r = 8;
+	c.scrypt.p = 1;
+	c.scrypt.key_len = 32;
+	ASSERT_INT_EQ(libscrypt_scrypt((const uint8_t *)"legacy", 6,
+				       c.scrypt.salt, 32, 1024, 8, 1, kek, 32),
+		      0);
+	memset(c.enc_key, 0x42, 12); /* nonce */
+	ctx = EVP_CIPHER_CTX_new();
+	ASSERT(ctx != NULL);
+	ASSERT(EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL,
+				  NULL) == 1);
+	ASSERT(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 12, NULL) ==
+	       1);
+	ASSERT(EVP_EncryptInit_ex(ctx, NULL, NULL, kek, c.enc_key) == 1);
+	ASSERT(EVP_EncryptUpdate(ctx, NULL, &outl, zero_aad, 8) == 1);
+	ASSERT(EVP_EncryptUpdate(ctx, c.enc_key + 12, &outl, want, 32) == 1);
+	ASSERT(EVP_EncryptFinal_ex(ctx, c.enc_key + 44, &outl) == 1);
+	ASSERT(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag) == 1);
+	EVP_CIPHER_CTX_free(ctx);
+	memcpy(c.enc_key + 44, tag, 16);
+	c.enc_key_len = 60;
+	ASSERT_INT_EQ(masterkey_unwrap(&c, (const uint8_t *)"legacy", 6, key),
+		      0);
+	ASSERT_MEM_EQ(key, want, 32);
+	ASSERT_INT_EQ(masterkey_unwrap(&c, (const uint8_t *)"legacY", 6, key),
+		      -EACCES);
+	/* The HKDF layout of the same blob must not open. */
+	conf_add_flag(&c, CONF_FLAG_HKDF);
+	ASSERT_INT_EQ(masterkey_unwrap(&c, (const uint8_t *)"legacy", 6, key),
+		      -EACCES);
 	conf_fini(&c);
 }
 
@@ -327,5 +383,6 @@ TEST(stdin_lines)
 }
 
 RUN_TESTS(T(unwrap_vectors), T(wrong_password_and_tamper),
+	  T(unwrap_legacy_no_hkdf),
 	  T(wrap_roundtrip), T(parse_and_format), T(passfile_rules),
 	  T(extpass_rules), T(stdin_lines))
