@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,18 +275,37 @@ out:
 
 /* Prompt on stderr and read one line from the terminal on stdin without
  * echo. */
+/* Terminal state to put back if a signal ends us during a prompt. */
+static struct termios g_saved_tty;
+static volatile sig_atomic_t g_tty_dirty;
+
+static void restore_tty_and_die(int sig)
+{
+	if (g_tty_dirty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &g_saved_tty);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static ssize_t read_tty(uint8_t *buf, const char *prompt)
 {
-	struct termios old, raw;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = restore_tty_and_die };
+	struct sigaction oldsa[4];
+	struct termios raw;
 	bool restore = false;
 	ssize_t n;
 
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < 4; i++)
+		sigaction(sigs[i], &sa, &oldsa[i]);
 	/* Echo goes off before the prompt appears, so nothing typed in
 	 * answer to it can be echoed. */
-	if (tcgetattr(STDIN_FILENO, &old) == 0) {
-		raw = old;
+	if (tcgetattr(STDIN_FILENO, &g_saved_tty) == 0) {
+		raw = g_saved_tty;
 		raw.c_lflag &= ~(tcflag_t)ECHO;
 		raw.c_lflag |= ECHONL;
+		g_tty_dirty = 1;
 		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
 			restore = true;
 	}
@@ -293,9 +313,12 @@ static ssize_t read_tty(uint8_t *buf, const char *prompt)
 	fflush(stderr);
 	n = read_line(STDIN_FILENO, buf, PASSWORD_MAX);
 	if (restore)
-		tcsetattr(STDIN_FILENO, TCSANOW, &old);
-	if (!restore)
+		tcsetattr(STDIN_FILENO, TCSANOW, &g_saved_tty);
+	else
 		fputc('\n', stderr);
+	g_tty_dirty = 0;
+	for (size_t i = 0; i < 4; i++)
+		sigaction(sigs[i], &oldsa[i], NULL);
 	return n;
 }
 

@@ -992,3 +992,36 @@ def test_config_reader_agrees_with_gocryptfs(tmp_path):
         elif v.returncode == 0:
             assert cu.info_lines(v.out) == cu.info_lines(g.out), new
     assert not disagree, "\n".join(repr(x) for x in disagree)
+
+
+def test_signal_during_prompt_restores_echo(tmp_path):
+    """Ctrl-C at the password prompt must not leave the terminal without
+    echo."""
+    import pty
+    import select
+    import signal
+    import termios
+    d = str(tmp_path / "c")
+    os.mkdir(d)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([cu.VEILFS, "-init", "-gcm", "-scryptn", "10", d],
+                         stdin=slave, stdout=slave, stderr=slave,
+                         start_new_session=True)
+    out = b""
+    try:
+        deadline = time.time() + 30
+        while b"Password:" not in out and time.time() < deadline:
+            r, _, _ = select.select([master], [], [], 0.2)
+            if r:
+                out += os.read(master, 4096)
+        assert b"Password:" in out, out
+        assert not termios.tcgetattr(slave)[3] & termios.ECHO
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=30) == -signal.SIGINT
+        assert termios.tcgetattr(slave)[3] & termios.ECHO
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+        os.close(slave)
+    assert os.listdir(d) == []
