@@ -228,10 +228,10 @@ static int get_masterkey(const struct args *a, uint8_t *key)
 	return 0;
 }
 
-/* Load the config at path. Returns 0 or the exit code for the caller's
- * context: -info uses 8 for everything; other actions use 27 for validation
- * failures and 23 (could not open) / 11 (could not parse) otherwise, as
- * gocryptfs. */
+/* Load the config at path. Returns 0 or the exit code gocryptfs uses in the
+ * caller's context: -info exits 8 for every failure; the other actions exit
+ * 27 when the config parses but fails validation and 11 when it cannot be
+ * read or parsed. */
 static int load_conf(struct conf *c, const char *path, bool info)
 {
 	char err[CONF_ERR_LEN];
