@@ -845,20 +845,33 @@ def test_mount_vector_daemon(tmp_path, name, pwfile):
     assert not cu.is_mounted(mnt)
 
 
-def test_mount_masterkey_flags(tmp_path):
+MASTERKEY_MOUNT_FLAGS = {
+    "gcm": [],
+    "aessiv": ["-aessiv"],
+    "xchacha": ["-xchacha"],
+    "plaintextnames": ["-plaintextnames"],
+    "deterministic-names": ["-deterministic-names"],
+    "longnamemax100": ["-longnamemax", "100"],
+}
+
+
+@pytest.mark.parametrize("name", list(MASTERKEY_MOUNT_FLAGS))
+def test_mount_masterkey_flags(tmp_path, name):
     """-masterkey mounts ignore the config: flags give the format."""
     _require_fuse()
-    name = "xchacha"
     d = cu.copy_vector_cipherdir(name, str(tmp_path / "c"))
     os.chmod(os.path.join(d, "gocryptfs.conf"), 0o600)
     os.unlink(os.path.join(d, "gocryptfs.conf"))
     mnt = str(tmp_path / "mnt")
     os.mkdir(mnt)
     try:
-        p = veilfs("-masterkey", cu.vector_key(name), "-xchacha", "-q", d,
-                   mnt, timeout=60)
+        p = veilfs("-masterkey", cu.vector_key(name), "-q", "-ro",
+                   *MASTERKEY_MOUNT_FLAGS[name], d, mnt, timeout=60)
         assert p.returncode == 0, p.err
         _check_plain(mnt, name)
+        # every name of plain/ is listed (long, UTF-8 and short names)
+        plain = os.path.join(cu.vector_dir(name), "plain")
+        assert sorted(os.listdir(mnt)) == sorted(os.listdir(plain))
     finally:
         cu.unmount(mnt)
 
@@ -1025,3 +1038,20 @@ def test_signal_during_prompt_restores_echo(tmp_path):
         os.close(master)
         os.close(slave)
     assert os.listdir(d) == []
+
+
+def test_passwd_reverse_config(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    src = os.path.join(cu.vector_dir("reverse"), "plain",
+                       ".gocryptfs.reverse.conf")
+    conf = str(d / ".gocryptfs.reverse.conf")
+    with open(conf, "wb") as f:
+        f.write(read(src))
+    os.chmod(conf, 0o400)
+    p = veilfs("-passwd", "-reverse", str(d), stdin="test\nrev2\n")
+    assert p.returncode == 0, p.err
+    assert stat.S_IMODE(os.stat(conf).st_mode) == 0o400
+    assert cu.xray_key(conf, "rev2") == cu.vector_key("reverse")
+    g = gocryptfs("-info", "-reverse", str(d))
+    assert g.returncode == 0 and "AESSIV" in g.out
