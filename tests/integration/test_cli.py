@@ -169,6 +169,11 @@ def test_init_accepted_by_gocryptfs(tmp_path, case):
                        (["LongNameMax"] if case == "longnamemax100" else []))
     assert list(j["ScryptObject"]) == ["Salt", "N", "R", "P", "KeyLen"]
     assert j["FeatureFlags"] == want_flags
+    # the same flags, in the same order, as gocryptfs 2.3 wrote them
+    vec = json.loads(read(os.path.join(cu.vector_dir(case), "cipher",
+                                       "gocryptfs.conf")))
+    assert j["FeatureFlags"] == vec["FeatureFlags"]
+    assert j.get("LongNameMax") == vec.get("LongNameMax")
     assert read(conf).startswith(b"{\n\t\"Creator\": \"veilfs ")
     assert read(conf).endswith(b"\n\t]\n}\n") or case == "longnamemax100"
     div = os.path.join(d, "gocryptfs.diriv")
@@ -192,6 +197,9 @@ def test_init_reverse(tmp_path):
     g = gocryptfs("-info", "-reverse", str(d))
     assert g.returncode == 0, g.err
     assert "AESSIV" in g.out and "AES-SIV-512" in g.out
+    vec = json.loads(read(os.path.join(cu.vector_dir("reverse"), "plain",
+                                       ".gocryptfs.reverse.conf")))
+    assert json.loads(read(conf))["FeatureFlags"] == vec["FeatureFlags"]
     assert cu.xray_key(conf, PW) == cu.veilfs_key(str(d), PW, "-reverse")
     # a second -init -reverse refuses to overwrite the config
     p = veilfs("-init", "-reverse", "-scryptn", "10", str(d), stdin=PW + "\n")
@@ -1055,3 +1063,16 @@ def test_passwd_reverse_config(tmp_path):
     assert cu.xray_key(conf, "rev2") == cu.vector_key("reverse")
     g = gocryptfs("-info", "-reverse", str(d))
     assert g.returncode == 0 and "AESSIV" in g.out
+
+
+def test_init_reverse_plaintextnames_flags(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    p = veilfs("-init", "-reverse", "-plaintextnames", "-scryptn", "10",
+               str(d), stdin=PW + "\n")
+    assert p.returncode == 0, p.err
+    mine = json.loads(read(str(d / ".gocryptfs.reverse.conf")))
+    vec = json.loads(read(os.path.join(cu.vector_dir("reverse-plaintextnames"),
+                                       "plain", ".gocryptfs.reverse.conf")))
+    assert mine["FeatureFlags"] == vec["FeatureFlags"]
+    assert gocryptfs("-info", "-reverse", str(d)).returncode == 0
