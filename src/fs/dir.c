@@ -373,8 +373,7 @@ int dir_create(struct fs *fs, struct inode *dir, const char *name,
 		goto out;
 	}
 	/* spec §3.9: always read-write, no O_APPEND (we compute offsets). */
-	oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-		 (flags & (O_EXCL | O_TRUNC));
+	oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (flags & O_EXCL);
 	fd = openat(dfd, dn.stored, oflags, mode);
 	if (fd < 0) {
 		rc = -errno;
@@ -395,6 +394,17 @@ int dir_create(struct fs *fs, struct inode *dir, const char *name,
 	}
 	file_attach(fs, *out, fd, true);
 	fd = -1;
+	/* An existing file opened with O_TRUNC: cut it under the inode
+	 * lock, like any other truncate. */
+	if ((flags & O_TRUNC) && st->st_size) {
+		rc = file_truncate(fs, *out, 0);
+		if (rc) {
+			file_release(fs, *out);
+			inode_forget(fs, *out, 1);
+			goto out;
+		}
+		st->st_size = 0;
+	}
 out:
 	if (fd >= 0)
 		close(fd);
@@ -594,8 +604,15 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 		goto out;
 	}
 	have_dst = fstatat(dfd, dn.stored, &dst, AT_SYMLINK_NOFOLLOW) == 0;
-	if (dir == newdir && !strcmp(sn.stored, dn.stored))
-		goto out; /* rename onto itself */
+	if ((dir == newdir && !strcmp(sn.stored, dn.stored)) ||
+	    (have_dst && !(flags & RENAME_EXCHANGE) &&
+	     dst.st_dev == sst.st_dev && dst.st_ino == sst.st_ino)) {
+		/* Onto itself or onto another link of the same inode:
+		 * rename(2) does nothing and succeeds. */
+		if (flags & RENAME_NOREPLACE)
+			rc = -EEXIST;
+		goto out;
+	}
 	made = sidecar_create(dfd, &dn);
 	if (made < 0) {
 		rc = made;
