@@ -10,13 +10,14 @@ import os
 import util
 from util import write_file
 
+# "-gcm" is veilfs's explicit default; Mounter.init drops it for gocryptfs.
 INIT_VARIANTS = {
-    "gcm": [],
+    "gcm": ["-gcm"],
     "aessiv": ["-aessiv"],
     "xchacha": ["-xchacha"],
-    "plaintextnames": ["-plaintextnames"],
-    "deterministic-names": ["-deterministic-names"],
-    "longnamemax100": ["-longnamemax", "100"],
+    "plaintextnames": ["-gcm", "-plaintextnames"],
+    "deterministic-names": ["-gcm", "-deterministic-names"],
+    "longnamemax100": ["-gcm", "-longnamemax", "100"],
 }
 
 

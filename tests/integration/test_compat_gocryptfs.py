@@ -49,7 +49,7 @@ def test_gocryptfs_writes_veilfs_reads(mounter, gocryptfs, variant):
 
 def test_both_mounted_readonly_at_once(mounter, gocryptfs):
     """gocryptfs -ro and veilfs -ro on one cipherdir see the same tree."""
-    cipherdir = mounter.init([], binary=util.VEILFS_BIN)
+    cipherdir = mounter.init(binary=util.VEILFS_BIN)
     m = mounter.mount(cipherdir)
     populate(m.mnt)
     mounter.unmount(m)

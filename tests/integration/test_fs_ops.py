@@ -502,7 +502,7 @@ def test_name_too_long(vfs):
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root")
 def test_plaintextnames_reserved_config(mounter):
     """With -plaintextnames, gocryptfs.conf in the root is reserved."""
-    cipherdir = mounter.init(["-plaintextnames"])
+    cipherdir = mounter.init(["-gcm", "-plaintextnames"])
     m = mounter.mount(cipherdir)
     assert os.listdir(m.mnt) == []
     expect_errno(errno.EPERM, os.open, m.p("gocryptfs.conf"),
