@@ -680,13 +680,13 @@ TEST(fork_fresh_nonces)
 					  &bad);
 		_exit(!bad_rc && write(p[1], n2, 16) == 16 ? 0 : 1);
 	}
-	ASSERT(read(p[0], n2, 16) == 16);
+	close(p[1]);
 	ASSERT(waitpid(pid, &st, 0) == pid);
+	ASSERT(read(p[0], n2, 16) == 16);
 	ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	aead_random_nonce(a, n1, 16);
 	ASSERT(memcmp(n1, n2, 16) != 0);
 	close(p[0]);
-	close(p[1]);
 	aead_free(a);
 }
 
