@@ -218,7 +218,6 @@ static int get_int(int64_t *out, struct json_object *v, const char *field,
 		       field, jtype(v));
 		return -EINVAL;
 	}
-	errno = 0;
 	x = json_object_get_int64(v);
 	if (x == INT64_MAX || x == INT64_MIN || x < min || x > max) {
 		seterr(err, "field %s: value out of range", field);
