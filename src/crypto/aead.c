@@ -27,6 +27,8 @@
 
 /* Batches of at least this many blocks go to the worker pool. */
 #define PAR_MIN_BLOCKS 16
+#define CHUNK_BLOCKS 8
+#define MAX_CHUNKS (2 * POOL_MAX_THREADS)
 /* Largest single message (the libraries take int lengths). */
 #define MSG_MAX (1u << 30)
 #define NONCE_BUF 4096
@@ -378,8 +380,8 @@ struct batch {
 	uint64_t first;
 	bool seal;
 	/* per chunk: result and first bad block */
-	int rc[2 * POOL_MAX_THREADS];
-	size_t bad[2 * POOL_MAX_THREADS];
+	int rc[MAX_CHUNKS];
+	size_t bad[MAX_CHUNKS];
 };
 
 static void put_be64(uint8_t *p, uint64_t v)
@@ -488,8 +490,13 @@ static int run_batch(struct batch *b, size_t *bad)
 
 		return run_blocks(b, 0, b->nblocks, bad ? bad : &dummy);
 	}
-	/* Two chunks per thread so that a late worker costs little. */
-	chunks = 2 * (size_t)threads;
+	/* Chunks of about CHUNK_BLOCKS, claimed one at a time, so that a slow
+	 * or descheduled worker holds up little of the batch. */
+	chunks = b->nblocks / CHUNK_BLOCKS;
+	if (chunks < threads)
+		chunks = threads;
+	if (chunks > MAX_CHUNKS)
+		chunks = MAX_CHUNKS;
 	b->per = (b->nblocks + chunks - 1) / chunks;
 	chunks = (b->nblocks + b->per - 1) / b->per;
 	pool_run(run_chunk, b, chunks);

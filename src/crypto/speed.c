@@ -16,8 +16,8 @@
 #include <time.h>
 
 #define ROUNDS 3
-#define ROUND_MS 60	/* per implementation and round */
-#define PAR_MS 150	/* per parallel row */
+#define ROUND_MS 50	/* per implementation and round */
+#define PAR_MS 120	/* per parallel row */
 #define PAR_BLOCKS 256	/* 1 MiB batches */
 #define BS 4096
 
