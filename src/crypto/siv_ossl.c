@@ -6,7 +6,8 @@
  * so S2V here is CMAC built on one AES-256-CBC context keyed once with K1
  * (a whole block string per EVP call), and the CTR part is an AES-256-CTR
  * context keyed once with K2 that only gets a new counter per message.
- * The CMAC subkeys and CMAC(0^128) are key-derived and wiped on free.
+ * The CMAC subkeys and CMAC(0^128) are key-derived: the context lives in
+ * locked memory and is wiped on free.
  * The core is key-size generic so the RFC 5297 AES-SIV-256 vectors can test
  * it (aead_siv_ossl_s2v_test).
  */
@@ -16,7 +17,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -163,8 +163,7 @@ static void siv_free(void *ctx)
 		return;
 	EVP_CIPHER_CTX_free(c->cbc);
 	EVP_CIPHER_CTX_free(c->ctr);
-	secure_zero(c, sizeof(*c));
-	free(c);
+	secmem_free(c, sizeof(*c)); /* wipes */
 }
 
 /* key = K1 || K2, each half bytes (16 or 32). */
@@ -177,7 +176,7 @@ static int siv_new_half(void **out, const uint8_t *key, size_t half)
 	pthread_once(&g_once, fetch);
 	if (!g_cbc[big] || !g_ctr[big])
 		return -EIO;
-	c = calloc(1, sizeof(*c));
+	c = secmem_alloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->cbc = EVP_CIPHER_CTX_new();
