@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -831,6 +832,15 @@ static int check_mountpoint(const struct args *a, const char *mnt,
 	return 0;
 }
 
+/* -cipher-impl NAME: the registry name, compared without case. */
+static const struct aead_impl *find_impl(const char *name)
+{
+	for (size_t i = 0; i < aead_impl_count(); i++)
+		if (strcasecmp(aead_impl_name(aead_impl_at(i)), name) == 0)
+			return aead_impl_at(i);
+	return NULL;
+}
+
 static int do_mount(const struct args *a)
 {
 	struct mount_ctx m = { .impl = NULL };
@@ -907,7 +917,7 @@ static int do_mount(const struct args *a)
 		goto out;
 	}
 	if (a->impl) {
-		m.impl = aead_impl_find(a->impl);
+		m.impl = find_impl(a->impl);
 		m.forced = true;
 		if (!m.impl || aead_impl_cipher(m.impl) != s.cipher) {
 			errmsg("-cipher-impl '%s': no such implementation of "

@@ -905,6 +905,23 @@ def test_mount_foreground_and_impl(tmp_path, pwfile):
     assert p.wait(timeout=30) == 0
     err = p.stderr.read().decode()
     assert "AES-GCM-256" in err
+    # every implementation of the cipher can be forced, case-insensitively
+    for impl in ("AES-GCM-256-OpenSSL", "aes-gcm-256-libgcrypt"):
+        p = subprocess.Popen([cu.VEILFS, "-fg", "-passfile", pwfile,
+                              "-cipher-impl", impl, d, mnt],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            for _ in range(200):
+                if cu.is_mounted(mnt) or p.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert cu.is_mounted(mnt), p.stderr.read() if p.poll() else ""
+            _check_plain(mnt, "gcm")
+        finally:
+            cu.unmount(mnt)
+        assert p.wait(timeout=30) == 0
+        err = p.stderr.read().decode().lower()
+        assert impl.lower() + " (forced)" in err, err
 
 
 def test_masterkey_not_left_in_cmdline(tmp_path):
