@@ -29,7 +29,7 @@ VARIANTS = {
     "gcm": ["-gcm"],  # veilfs only: dropped for gocryptfs (GCM default)
     "aessiv": ["-aessiv"],
     "xchacha": ["-xchacha"],
-    "plaintextnames": ["-plaintextnames"],
+    "plaintextnames": ["-gcm", "-plaintextnames"],
 }
 CIPHER_VARIANTS = ["gcm", "aessiv", "xchacha"]
 # Per-test watchdog (seconds); scaled for sanitizer/valgrind builds.
