@@ -331,3 +331,50 @@ def test_empty_file_has_empty_ciphertext(vfs):
     assert read_file(vfs.p("e")) == b""
     write_file(vfs.p("e"), b"1")
     assert os.stat(back).st_size == util.cipher_size(1, vfs.overhead)
+
+
+def test_mmap_shared_write(vfs):
+    import mmap
+    p = vfs.p("f")
+    data = bytearray(util.rand_bytes(3 * 4096 + 100, 4))
+    write_file(p, bytes(data))
+    fd = os.open(p, os.O_RDWR)
+    try:
+        with mmap.mmap(fd, len(data)) as mm:
+            assert mm[:] == bytes(data)
+            mm[4090:4106] = b"M" * 16
+            mm[-5:] = b"tail!"
+            mm.flush()
+        data[4090:4106] = b"M" * 16
+        data[-5:] = b"tail!"
+    finally:
+        os.close(fd)
+    assert read_file(p) == bytes(data)
+
+
+def test_copy_file_range_and_sendfile(vfs, tmp_path):
+    import shutil
+    src = vfs.p("src")
+    data = util.rand_bytes(3 * 4096 + 77, 8)
+    write_file(src, data)
+    # inside the mount (sendfile / copy_file_range paths)
+    shutil.copyfile(src, vfs.p("copy1"))
+    assert read_file(vfs.p("copy1")) == data
+    fi = os.open(src, os.O_RDONLY)
+    fo = os.open(vfs.p("copy2"), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        done = 0
+        while done < len(data):
+            n = os.copy_file_range(fi, fo, len(data) - done, done, done)
+            assert n > 0
+            done += n
+    finally:
+        os.close(fi)
+        os.close(fo)
+    assert read_file(vfs.p("copy2")) == data
+    # in and out of the mount
+    outside = str(tmp_path / "outside")
+    shutil.copyfile(src, outside)
+    assert read_file(outside) == data
+    shutil.copyfile(outside, vfs.p("copy3"))
+    assert read_file(vfs.p("copy3")) == data

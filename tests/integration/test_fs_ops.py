@@ -362,6 +362,10 @@ def test_hard_links(vfs):
     os.truncate(vfs.p("d", "c"), 4097)
     assert os.stat(a).st_size == os.stat(b).st_size == 4097
     assert read_file(a) == bytes(want[:4097])
+    # rename between two links of one inode does nothing (POSIX)
+    os.rename(b, vfs.p("d", "c"))
+    assert os.path.exists(b) and os.path.exists(vfs.p("d", "c"))
+    assert os.stat(b).st_nlink == 3
     os.unlink(a)
     assert os.stat(b).st_nlink == 2
     assert read_file(b) == bytes(want[:4097])
@@ -401,6 +405,10 @@ def test_symlinks(vfs):
     for name in targets:
         os.unlink(vfs.p(name))
     assert sorted(os.listdir(vfs.mnt)) == ["one.txt", "short"]
+    # timestamps and xattr listing of the link itself
+    os.utime(vfs.p("short"), ns=(10**18, 2 * 10**18), follow_symlinks=False)
+    assert os.lstat(vfs.p("short")).st_mtime_ns == 2 * 10**18
+    assert os.listxattr(vfs.p("short"), follow_symlinks=False) == []
 
 
 def test_statfs(vfs):
