@@ -166,7 +166,7 @@ static struct inode *find_locked(struct fs *fs, dev_t dev, ino_t ino)
 	if (dev == fs->root.dev && ino == fs->root.ino)
 		return &fs->root;
 	for (in = fs->htab[hash_of(fs, dev, ino)]; in; in = in->hnext)
-		if (in->dev == dev && in->ino == ino)
+		if (in->dev == dev && in->ino == ino && !in->stale)
 			return in;
 	return NULL;
 }
@@ -240,10 +240,9 @@ struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
 	if (in && in != &fs->root &&
 	    (in->type != (st->st_mode & S_IFMT))) {
 		/* The backing inode number was reused by an object of another
-		 * type: let the old inode die with its last reference. */
-		unhash(fs, in);
-		in->dev = 0;
-		in->ino = 0;
+		 * type: let the old inode die with its last reference. It
+		 * stays in the table (for teardown) but is never found. */
+		in->stale = true;
 		in = NULL;
 	}
 	if (in) {

@@ -39,6 +39,7 @@ struct inode {
 	dev_t dev;
 	ino_t ino;
 	mode_t type;		/* S_IFMT bits */
+	bool stale;		/* (dev, ino) reused: lookups skip it */
 	uint64_t nlookup;	/* kernel references (lookup/forget) */
 	unsigned pins;		/* children, handles, in-flight users */
 	struct ilink *links;	/* known names, most recent first */
