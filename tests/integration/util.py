@@ -173,6 +173,11 @@ class Mount:
         """fusermount3 -u, then wait for the daemon; returns its exit
         code. On a stuck daemon: lazy unmount, kill it, raise."""
         timeout = timeout or 30 * SLOW
+        if self.proc.poll() is not None:
+            self.returncode = self.proc.returncode
+            self.kill()
+            raise AssertionError("daemon died during the test (exit code "
+                                 "%d)" % self.returncode)
         p = subprocess.run([FUSERMOUNT, "-u", self.mnt],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if p.returncode != 0:
