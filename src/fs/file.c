@@ -146,8 +146,8 @@ static int read_block(struct fs *fs, struct inode *in, int fd, uint64_t b,
 
 	*plen = 0;
 	memset(out, 0, PBS);
-	rc = pread_full(fd, ct, fs->cbs, content_block_cipher_off(fs->content, b),
-			&got);
+	rc = pread_full(fd, ct, fs->cbs,
+			content_block_cipher_off(fs->content, b), &got);
 	if (rc || !got)
 		return rc;
 	rc = content_decrypt_blocks(fs->content, out, plen, ct, got, b, in->id,
