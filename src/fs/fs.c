@@ -271,8 +271,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	}
 	if (fs->opt.on_ready)
 		fs->opt.on_ready(fs->opt.on_ready_arg);
-	if (!fs->opt.quiet)
-		log_info("filesystem mounted on '%s'", fs->mountpoint);
+	log_dbg("serving '%s' on '%s'", fs->cipherdir, fs->mountpoint);
 
 	rc = fuse_session_loop_mt(se, &cfg);
 	/* A positive value is the signal that ended the loop: clean exit. */
