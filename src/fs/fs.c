@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -172,6 +173,28 @@ static void to_devnull(void)
 		close(fd);
 }
 
+/* Raise the soft open-file limit to the hard one and give a quarter of it
+ * (64..1024) to the directory-fd cache; open files need the rest. */
+static unsigned fd_budget(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 256;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	n = rl.rlim_cur / 4;
+	if (n < 64)
+		n = 64;
+	if (n > 1024)
+		n = 1024;
+	return (unsigned)n;
+}
+
 int fs_run(struct fs *fs, bool *is_daemon_parent)
 {
 	char optstr[4096];
@@ -194,6 +217,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	rc = inode_table_init(fs);
 	if (rc)
 		return rc == -ENOMEM ? -ENOMEM : FS_ERR_CIPHERDIR;
+	fs->lru_max = fd_budget();
 	rc = check_mountpoint(fs);
 	if (rc)
 		return rc;
