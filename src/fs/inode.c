@@ -45,10 +45,18 @@ static void lru_add_front(struct fs *fs, struct inode *in)
 
 static void init_inode(struct inode *in)
 {
+	pthread_rwlockattr_t a;
+
 	memset(in, 0, sizeof(*in));
 	in->dfd = -1;
 	in->fd = -1;
-	pthread_rwlock_init(&in->rw, NULL);
+	/* Writers first: a stream of parallel reads must not starve a
+	 * write. No path takes in->rw twice, so this cannot deadlock. */
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&in->rw, &a);
+	pthread_rwlockattr_destroy(&a);
 	pthread_mutex_init(&in->hdr_lock, NULL);
 }
 
