@@ -207,3 +207,119 @@ def test_tree_reads_back_with_gocryptfs(mounter, gocryptfs, tmp_path):
     assert got == want
     assert len(got) == 20
     mounter.unmount(g)
+
+
+def test_exchange_long_names_across_dirs(mounter, gocryptfs):
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    os.mkdir(m.p("d1"))
+    os.mkdir(m.p("d2"))
+    a, b = m.p("d1", "A" * 220), m.p("d2", "B" * 230)
+    util.write_file(a, b"first")
+    util.write_file(b, b"second")
+    util.renameat2(a, m.p("d2", "A" * 220), 0)
+    util.renameat2(m.p("d2", "A" * 220), b, util.RENAME_EXCHANGE)
+    assert util.read_file(b) == b"first"
+    assert util.read_file(m.p("d2", "A" * 220)) == b"second"
+    assert os.listdir(m.p("d1")) == []
+    # d1 holds no sidecar any more, d2 exactly one per long name.
+    d1 = [e for e in os.listdir(cipherdir) if e != "gocryptfs.conf"
+          and e != "gocryptfs.diriv"]
+    sidecars = 0
+    for e in d1:
+        for f in os.listdir(os.path.join(cipherdir, e)):
+            sidecars += f.endswith(".name")
+    assert sidecars == 2
+    mounter.unmount(m)
+    g = mounter.mount(cipherdir, binary=gocryptfs,
+                      args=["-passfile", mounter.passfile], label="ref")
+    assert util.read_file(g.p("d2", "B" * 230)) == b"first"
+    assert util.read_file(g.p("d2", "A" * 220)) == b"second"
+    assert os.listdir(g.p("d1")) == []
+    mounter.unmount(g)
+
+
+def test_deep_tree_beyond_dir_fd_cache(mounter):
+    """More nested directories than the dir-fd cache holds (256 with a
+    1024 fd limit): every level is re-reached through its parent."""
+    cipherdir = mounter.init()
+    m = mount_limited(mounter, cipherdir)
+    pid = m.proc.pid
+    parts = ["l%03d" % i for i in range(400)]
+    path = m.mnt
+    for p in parts:
+        path = os.path.join(path, p)
+        os.mkdir(path)
+        util.write_file(os.path.join(path, "f"), p.encode())
+    # Paths this deep exceed PATH_MAX: walk with dir fds like find does.
+    fd = os.open(m.mnt, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for p in parts:
+            nfd = os.open(p, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+            f = os.open("f", os.O_RDONLY, dir_fd=fd)
+            assert os.read(f, 10) == p.encode()
+            os.close(f)
+    finally:
+        os.close(fd)
+    assert fd_count(pid) < FD_LIMIT - 100
+    subprocess.run(["rm", "-rf", m.p(parts[0])], check=True)
+    assert os.listdir(m.mnt) == []
+    mounter.unmount(m)
+
+
+def test_mkdir_without_owner_write_keeps_diriv(encvfs):
+    d = encvfs.p("ro")
+    os.mkdir(d, 0o555)
+    assert os.stat(d).st_mode & 0o777 == 0o555
+    os.chmod(d, 0o755)
+    util.write_file(os.path.join(d, "x"), b"x")
+    assert util.read_file(os.path.join(d, "x")) == b"x"
+    os.unlink(os.path.join(d, "x"))
+    os.rmdir(d)
+    assert os.listdir(encvfs.mnt) == []
+
+
+def test_parallel_readers_and_a_writer(cvfs):
+    """Reads run while a writer rewrites whole blocks: every read sees
+    either the old or the new content of each block, never an error."""
+    import threading
+    p = cvfs.p("f")
+    size = 4096 * 64
+    util.write_file(p, b"a" * size)
+    stop = threading.Event()
+    errors = []
+
+    def reader():
+        fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+        try:
+            import mmap
+            buf = mmap.mmap(-1, size)
+            while not stop.is_set():
+                n = os.preadv(fd, [buf], 0)
+                data = bytes(buf[:n])
+                for i in range(0, n, 4096):
+                    blk = data[i:i + 4096]
+                    if blk not in (b"a" * 4096, b"b" * 4096):
+                        errors.append(i)
+                        return
+        except OSError as e:
+            errors.append(e)
+        finally:
+            os.close(fd)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        for k in range(200):
+            c = b"b" if k % 2 else b"a"
+            os.pwrite(fd, c * 4096 * 8, 4096 * 8 * (k % 8))
+    finally:
+        os.close(fd)
+        stop.set()
+        for t in threads:
+            t.join()
+    assert errors == []
