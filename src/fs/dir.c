@@ -467,27 +467,24 @@ static void drop_name(struct fs *fs, struct inode *dir, const char *stored,
 
 int dir_unlink(struct fs *fs, struct inode *dir, const char *name)
 {
+	struct inode *in;
 	struct dname dn;
-	struct stat st;
 	int dfd, rc;
 
 	rc = prep(fs, dir, name, &dfd, &dn);
 	if (rc)
 		return rc;
-	if (fstatat(dfd, dn.stored, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		rc = -EISDIR;
-		goto out;
-	}
+	/* unlinkat refuses directories with EISDIR itself. */
 	if (unlinkat(dfd, dn.stored, 0) < 0) {
 		rc = -errno;
 		goto out;
 	}
 	sidecar_remove(dfd, &dn);
-	drop_name(fs, dir, dn.stored, &st);
+	in = inode_find_name_pin(fs, dir, dn.stored);
+	if (in) {
+		inode_unlink_name(fs, in, dir, dn.stored);
+		inode_unpin(fs, in);
+	}
 out:
 	dirfd_put(fs, dir);
 	return rc;

@@ -26,6 +26,36 @@ static size_t hash_of(const struct fs *fs, dev_t dev, ino_t ino)
 	return (size_t)(h ^ (h >> 29)) & (fs->hsize - 1);
 }
 
+static size_t lhash_of(const struct fs *fs, const struct inode *parent,
+		       const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(uintptr_t)parent;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 0x100000001b3ULL;
+	return (size_t)(h ^ (h >> 32)) & (fs->hsize - 1);
+}
+
+static void lt_insert(struct fs *fs, struct ilink *l)
+{
+	size_t h = lhash_of(fs, l->parent, l->name);
+
+	l->hnext = fs->ltab[h];
+	fs->ltab[h] = l;
+}
+
+static void lt_remove(struct fs *fs, struct ilink *l)
+{
+	struct ilink **pp = &fs->ltab[lhash_of(fs, l->parent, l->name)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == l) {
+			*pp = l->hnext;
+			return;
+		}
+	}
+}
+
 static void lru_del(struct fs *fs, struct inode *in)
 {
 	in->lru_prev->lru_next = in->lru_next;
@@ -67,7 +97,8 @@ int inode_table_init(struct fs *fs)
 	pthread_mutex_init(&fs->lock, NULL);
 	fs->hsize = 1 << 16;
 	fs->htab = calloc(fs->hsize, sizeof(*fs->htab));
-	if (!fs->htab)
+	fs->ltab = calloc(fs->hsize, sizeof(*fs->ltab));
+	if (!fs->htab || !fs->ltab)
 		return -ENOMEM;
 	init_inode(&fs->root);
 	if (fstat(fs->root_fd, &st) < 0)
@@ -122,6 +153,7 @@ static void maybe_free_locked(struct fs *fs, struct inode *in)
 	free_inode(fs, in);
 	for (; l; l = next) {
 		next = l->next;
+		lt_remove(fs, l);
 		l->parent->pins--;
 		maybe_free_locked(fs, l->parent);
 		free(l);
@@ -149,7 +181,9 @@ void inode_table_fini(struct fs *fs)
 		}
 	}
 	free(fs->htab);
+	free(fs->ltab);
 	fs->htab = NULL;
+	fs->ltab = NULL;
 	pthread_mutex_destroy(&fs->lock);
 }
 
@@ -190,6 +224,7 @@ static void del_link_locked(struct fs *fs, struct inode *in,
 	for (pp = &in->links; (l = *pp); pp = &l->next) {
 		if (l->parent == parent && !strcmp(l->name, name)) {
 			*pp = l->next;
+			lt_remove(fs, l);
 			free(l);
 			parent->pins--;
 			maybe_free_locked(fs, parent);
@@ -220,14 +255,17 @@ static int set_link_locked(struct fs *fs, struct inode *in,
 	if (!l)
 		return -ENOMEM;
 	memcpy(l->name, name, n + 1);
+	l->owner = in;
 	l->parent = parent;
 	parent->pins++;
 	l->next = in->links;
 	in->links = l;
+	lt_insert(fs, l);
 	for (pp = &in->links; (l = *pp); pp = &l->next) {
 		if (++count > MAX_LINKS) {
 			*pp = NULL;
 			parent = l->parent;
+			lt_remove(fs, l);
 			free(l);
 			parent->pins--;
 			maybe_free_locked(fs, parent);
@@ -306,6 +344,25 @@ struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino)
 	in = find_locked(fs, dev, ino);
 	if (in)
 		in->pins++;
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
+struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
+				  const char *name)
+{
+	struct ilink *l;
+	struct inode *in = NULL;
+
+	pthread_mutex_lock(&fs->lock);
+	for (l = fs->ltab[lhash_of(fs, parent, name)]; l; l = l->hnext) {
+		if (l->parent == parent && !l->owner->stale &&
+		    !strcmp(l->name, name)) {
+			in = l->owner;
+			in->pins++;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&fs->lock);
 	return in;
 }

@@ -30,7 +30,9 @@ struct inode;
  * links may give several; a few are kept so that removing one name does not
  * strand the inode. */
 struct ilink {
-	struct ilink *next;
+	struct ilink *next;	/* next link of the same inode */
+	struct ilink *hnext;	/* chain in fs->ltab */
+	struct inode *owner;
 	struct inode *parent;
 	char name[];
 };
@@ -84,6 +86,7 @@ struct fs {
 	struct inode root;
 	struct inode **htab;
 	size_t hsize, count;
+	struct ilink **ltab;		/* (parent, name) -> link */
 	struct inode lru;		/* sentinel of the dir-fd LRU list */
 	unsigned lru_count, lru_max;
 	bool as_root_chown;		/* allow_other as root: chown new */
@@ -111,6 +114,9 @@ void inode_forget(struct fs *fs, struct inode *in, uint64_t n);
 /* Find an existing inode without taking a reference (NULL if none). The
  * result is pinned; release with inode_unpin. */
 struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino);
+/* The inode known by the name (parent, name), pinned; NULL if none. */
+struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
+				  const char *name);
 void inode_pin(struct fs *fs, struct inode *in);
 void inode_unpin(struct fs *fs, struct inode *in);
 
