@@ -108,10 +108,18 @@ def test_kill9_keeps_fsynced_data_long(tmp_path, cipher):
 
 
 def run_crash(tmp_path, cipher, rounds):
+    m = ru.new_fs(tmp_path, cipher)
+    try:
+        crash_rounds(m, rounds)
+    finally:
+        if m.proc is not None:  # a failed check: do not leave it mounted
+            m.stop(check=False)
+
+
+def crash_rounds(m, rounds):
     seed = ru.base_seed()
     print('seed', seed)
     rnd = random.Random(seed)
-    m = ru.new_fs(tmp_path, cipher)
     others = {}
     acked = [0, 0, 0]
     with m:
