@@ -163,9 +163,9 @@ static int read_block(struct fs *fs, struct inode *in, int fd, uint64_t b,
 /* Encrypt and write [off, off+len) given plaintext size S; the header
  * exists. A partly covered first or last block is read, merged and
  * re-encrypted; gaps inside a block become zeros. rw held for writing. */
-static int write_blocks(struct fs *fs, struct inode *in, int fd,
-			const uint8_t *data, size_t len, uint64_t off,
-			uint64_t S)
+static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
+			    const uint8_t *data, size_t len, uint64_t off,
+			    uint64_t S, const uint8_t *hdr)
 {
 	uint64_t b0 = off / PBS, b1 = (off + len - 1) / PBS;
 	uint64_t end = off + len, pend, coff;
@@ -206,22 +206,36 @@ static int write_blocks(struct fs *fs, struct inode *in, int fd,
 	}
 
 	ctlen = (size_t)(content_plain_to_cipher_size(fs->content, ptlen) - HL);
-	ct = malloc(ctlen);
+	ct = malloc(HL + ctlen);
 	if (!ct) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = content_encrypt_blocks(fs->content, ct, pt, ptlen, b0, in->id);
+	rc = content_encrypt_blocks(fs->content, ct + HL, pt, ptlen, b0,
+				    in->id);
 	if (rc)
 		goto out;
 	coff = content_block_cipher_off(fs->content, b0);
+	if (hdr) {
+		/* A new file: header and first blocks in one write. */
+		memcpy(ct, hdr, HL);
+		coff = 0;
+		ctlen += HL;
+	}
 	rc = prealloc(fs, fd, coff, ctlen);
 	if (!rc)
-		rc = pwrite_full(fd, ct, ctlen, coff);
+		rc = pwrite_full(fd, ct + (hdr ? 0 : HL), ctlen, coff);
 out:
 	free(ptbuf);
 	free(ct);
 	return rc;
+}
+
+static int write_blocks(struct fs *fs, struct inode *in, int fd,
+			const uint8_t *data, size_t len, uint64_t off,
+			uint64_t S)
+{
+	return write_blocks_hdr(fs, in, fd, data, len, off, S, NULL);
 }
 
 /* Make sure the header exists and the ID is loaded; *S gets the plaintext
@@ -264,16 +278,31 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 			const uint8_t *data, size_t len, uint64_t off,
 			bool append)
 {
-	uint64_t S;
+	uint8_t hdr[HL];
+	uint64_t S, csize = 0;
 	int rc;
 
+	if (!len)
+		return 0;
+	rc = cipher_size(fd, &csize);
+	if (rc)
+		return rc;
+	if (csize <= HL && (append || off < PBS)) {
+		/* Empty (or header-only) file written in block 0: the new
+		 * header goes out with the data (spec §3.1: new file ID). */
+		content_header_new(fs->content, hdr, in->id);
+		in->id_valid = true;
+		rc = write_blocks_hdr(fs, in, fd, data, len, append ? 0 : off,
+				      0, hdr);
+		if (rc)
+			in->id_valid = false;
+		return rc;
+	}
 	rc = prepare_write(fs, in, fd, &S);
 	if (rc)
 		return rc;
 	if (append)
 		off = S;
-	if (!len)
-		return 0;
 	rc = pad_last_block(fs, in, fd, &S, off / PBS);
 	if (rc)
 		return rc;
