@@ -453,6 +453,15 @@ static void evict_locked(struct fs *fs)
 	}
 }
 
+static void evict_all_idle_locked(struct fs *fs)
+{
+	unsigned max = fs->lru_max;
+
+	fs->lru_max = 0;
+	evict_locked(fs);
+	fs->lru_max = max;
+}
+
 static int check_same(int fd, const struct inode *in)
 {
 	struct stat st;
@@ -496,6 +505,14 @@ int dirfd_get(struct fs *fs, struct inode *in)
 	}
 	fd = openat(pfd, l.name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		/* Out of fds: give back every idle cached one, retry once. */
+		pthread_mutex_lock(&fs->lock);
+		evict_all_idle_locked(fs);
+		pthread_mutex_unlock(&fs->lock);
+		fd = openat(pfd, l.name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	rc = fd < 0 ? -errno : 0;
 	dirfd_put(fs, l.parent);
 	if (rc)
