@@ -95,10 +95,10 @@ static int cmac(struct siv_ossl *c, uint8_t out[16], const uint8_t *msg,
 		for (i = 0; i < 16; i++)
 			tail[len - t0 - 16 + i] ^= d[i];
 	if (len && len % 16 == 0) {
-		xor16(tail + pre - t0, tail + pre - t0, c->k1);
+		xor16(tail + (pre - t0), tail + (pre - t0), c->k1);
 	} else {
 		tail[len - t0] = 0x80;
-		xor16(tail + pre - t0, tail + pre - t0, c->k2);
+		xor16(tail + (pre - t0), tail + (pre - t0), c->k2);
 	}
 	if (EVP_EncryptInit_ex2(c->cbc, NULL, NULL, zero16, NULL) != 1)
 		return -EIO;
@@ -128,7 +128,8 @@ static int s2v(struct siv_ossl *c, uint8_t v[16], const uint8_t *const *ad,
 		rc = cmac(c, v, pt, ptlen, d);
 	} else {
 		memset(m, 0, 16);
-		memcpy(m, pt, ptlen);
+		if (ptlen) /* pt may be NULL for an empty message */
+			memcpy(m, pt, ptlen);
 		m[ptlen] = 0x80;
 		dbl(d, d);
 		xor16(m, m, d);
