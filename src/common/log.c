@@ -27,7 +27,8 @@ enum log_level log_get_level(void)
 	return g_level;
 }
 
-static void vlog(enum log_level lvl, const char *fmt, va_list ap)
+static __attribute__((format(printf, 2, 0))) void
+vlog(enum log_level lvl, const char *fmt, va_list ap)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 	static const char *const tag[] = { "error: ", "warning: ", "", "debug: " };
