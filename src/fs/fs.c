@@ -143,8 +143,14 @@ static int build_opts(struct fs *fs, char *o, size_t cap)
 	opt_escape(o, cap, fs->fsname ? fs->fsname : fs->cipherdir);
 	n = strlen(o);
 	snprintf(o + n, cap - n,
-		 ",subtype=veilfs,default_permissions,max_read=%u%s%s%s%s",
-		 MAX_IO, fs->opt.allow_other ? ",allow_other" : "",
+		 ",subtype=veilfs,max_read=%u%s%s%s%s",
+		 MAX_IO,
+		 /* Only other users need the kernel's permission checks: the
+		  * mounting user's own accesses are checked by the backing
+		  * filesystem, and default_permissions costs a GETATTR of the
+		  * parent on every create, rename and unlink (gocryptfs does
+		  * the same). */
+		 fs->opt.allow_other ? ",allow_other,default_permissions" : "",
 		 fs->opt.ro ? ",ro" : "",
 		 fs->fuse_opts && *fs->fuse_opts ? "," : "",
 		 fs->fuse_opts ? fs->fuse_opts : "");
