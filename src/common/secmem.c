@@ -14,6 +14,25 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* Under ASan, LeakSanitizer does not scan anonymous mappings: pointers kept
+ * in a secmem buffer (library contexts next to their subkeys) would look
+ * leaked. Register each buffer as a root region so they are scanned. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SECMEM_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SECMEM_LSAN 1
+#endif
+#endif
+#ifdef SECMEM_LSAN
+#include <sanitizer/lsan_interface.h>
+#define lsan_root_add(p, n) __lsan_register_root_region(p, n)
+#define lsan_root_del(p, n) __lsan_unregister_root_region(p, n)
+#else
+#define lsan_root_add(p, n) ((void)0)
+#define lsan_root_del(p, n) ((void)0)
+#endif
+
 struct region {
 	void *p;
 	size_t n;
@@ -68,6 +87,7 @@ void *secmem_alloc(size_t n)
 		return NULL;
 	}
 	madvise(p, len, MADV_DONTDUMP);
+	lsan_root_add(p, len);
 	pthread_mutex_lock(&g_lock);
 	lock_region(p, len);
 	r->p = p;
@@ -98,6 +118,7 @@ void secmem_free(void *p, size_t n)
 	pthread_mutex_unlock(&g_lock);
 	if (!r)
 		abort(); /* freeing something secmem never allocated */
+	lsan_root_del(p, r->n);
 	munlock(p, r->n);
 	munmap(p, r->n);
 	free(r);
