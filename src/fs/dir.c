@@ -59,6 +59,24 @@ static int read_small(int dfd, const char *name, uint8_t *buf, size_t cap,
 	return rc;
 }
 
+/* A directory stream over the directory dfd refers to, on a new descriptor
+ * (closedir() leaves dfd open). Returns 0 or -errno. */
+static int dir_stream(int dfd, DIR **out)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*out = fdopendir(fd);
+	if (!*out) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return 0;
+}
+
 int dir_iv(struct fs *fs, struct inode *dir, int dfd,
 	   uint8_t iv[static NAMES_DIRIV_LEN])
 {
@@ -499,7 +517,7 @@ static int rmdir_at(struct fs *fs, int dfd, const char *stored,
 	struct dirent *de;
 	uint64_t r;
 	DIR *d = NULL;
-	int cfd, fd2, rc = 0;
+	int cfd, rc = 0;
 
 	cfd = openat(dfd, stored, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					  O_CLOEXEC);
@@ -511,17 +529,9 @@ static int rmdir_at(struct fs *fs, int dfd, const char *stored,
 	}
 	if (fs->plaintext || !fs->diriv)
 		goto plain;
-	fd2 = openat(cfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd2 < 0) {
-		rc = -errno;
+	rc = dir_stream(cfd, &d);
+	if (rc)
 		goto out;
-	}
-	d = fdopendir(fd2);
-	if (!d) {
-		rc = -errno;
-		close(fd2);
-		goto out;
-	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, NAMES_DIRIV_FILE))
@@ -781,7 +791,7 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 	char name[NAMES_MAX_PLAIN + 1];
 	struct dirent *de;
 	DIR *d = NULL;
-	int dfd, fd, rc;
+	int dfd, rc;
 
 	memset(dl, 0, sizeof(*dl));
 	dfd = dirfd_get(fs, dir);
@@ -790,17 +800,9 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 	rc = dir_iv(fs, dir, dfd, iv);
 	if (rc)
 		goto out;
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
+	rc = dir_stream(dfd, &d);
+	if (rc)
 		goto out;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		rc = -errno;
-		close(fd);
-		goto out;
-	}
 	for (;;) {
 		errno = 0;
 		de = readdir(d);
