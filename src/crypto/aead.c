@@ -420,51 +420,138 @@ static size_t plain_len(const struct batch *b, size_t i)
 	return left > oh ? left - oh : 0;
 }
 
+/* The run of blocks [i0, i1) of a batch. */
+static struct aead_run batch_run(const struct batch *b, size_t i0, size_t i1)
+{
+	size_t in_bs = b->seal ? b->bs : b->cbs, out_bs = b->seal ? b->cbs : b->bs;
+	struct aead_run r = {
+		.n = i1 - i0, .bs = b->bs, .cbs = b->cbs,
+		.last_len = plain_len(b, i1 - 1), .first = b->first + i0,
+		.file_id = b->file_id,
+	};
+
+	if (b->seal) {
+		r.plain_in = b->in + i0 * in_bs;
+		r.cipher_out = b->out + i0 * out_bs;
+	} else {
+		r.cipher_in = b->in + i0 * in_bs;
+		r.plain_out = b->out + i0 * out_bs;
+	}
+	return r;
+}
+
+static int seal_run(struct aead *a, struct tctx *t, const struct aead_run *r)
+{
+	const struct aead_impl *im = a->impl;
+
+	if (im->seal_run)
+		return im->seal_run(t->ctx, r);
+	return aead_run_seal(t->ctx, r, im->nonce_len, im->seal);
+}
+
+static int open_run(struct aead *a, struct tctx *t, const struct aead_run *r,
+		    size_t *bad)
+{
+	const struct aead_impl *im = a->impl;
+
+	if (im->open_run)
+		return im->open_run(t->ctx, r, bad);
+	return aead_run_open(t->ctx, r, im->nonce_len, im->tag_len, bad,
+			     im->open);
+}
+
+/* Seals blocks [i0, i1): nonces first (given or drawn), then one run. */
+static int seal_blocks(struct batch *b, struct tctx *t, size_t i0, size_t i1)
+{
+	size_t nl = b->a->impl->nonce_len;
+	struct aead_run r;
+
+	for (size_t i = i0; i < i1; i++) {
+		uint8_t *blk = b->out + i * b->cbs;
+
+		if (b->nonces)
+			memcpy(blk, b->nonces + i * nl, nl);
+		else
+			draw(t, blk, nl);
+	}
+	r = batch_run(b, i0, i1);
+	return seal_run(b->a, t, &r) ? -EIO : 0;
+}
+
+/* What block i of an open batch is before any cipher runs on it. */
+enum blk_kind { BLK_SEALED, BLK_HOLE, BLK_BAD };
+
+static enum blk_kind open_kind(const struct batch *b, size_t i)
+{
+	size_t nl = b->a->impl->nonce_len, len = plain_len(b, i);
+	const uint8_t *blk = b->in + i * b->cbs;
+	size_t clen = len + b->cbs - b->bs;
+
+	if (len == 0) /* a tail of 1..overhead bytes */
+		return BLK_BAD;
+	if (is_hole(blk, clen, b->cbs, nl))
+		return BLK_HOLE;
+	if (all_zero(blk, nl)) /* spec §3.4 rule 4 */
+		return BLK_BAD;
+	return BLK_SEALED;
+}
+
+/* Opens blocks [i0, i1): holes become zeros, runs of sealed blocks go to
+ * the backend, and a block that fails is zeroed and skipped so that the
+ * rest of the batch is still opened. Returns 0 or -EBADMSG with *bad the
+ * first failing block. */
+static int open_blocks(struct batch *b, struct tctx *t, size_t i0, size_t i1,
+		       size_t *bad)
+{
+	size_t i = i0, j, k;
+	int rc = 0;
+
+	while (i < i1) {
+		enum blk_kind kind = open_kind(b, i);
+
+		if (kind == BLK_SEALED) {
+			struct aead_run r;
+
+			for (j = i + 1; j < i1 && open_kind(b, j) == BLK_SEALED;)
+				j++;
+			r = batch_run(b, i, j);
+			if (!open_run(b->a, t, &r, &k)) {
+				i = j;
+				continue;
+			}
+			i += k; /* fall through: block i failed */
+		} else if (kind == BLK_HOLE) {
+			memset(b->out + i * b->bs, 0, b->bs);
+			i++;
+			continue;
+		}
+		memset(b->out + i * b->bs, 0, plain_len(b, i));
+		if (!rc) {
+			rc = -EBADMSG;
+			*bad = i;
+		}
+		i++;
+	}
+	return rc;
+}
+
 /* Blocks [i0, i1) of a batch; returns 0 or the error of the first failing
  * block, whose index goes to *bad. */
 static int run_blocks(struct batch *b, size_t i0, size_t i1, size_t *bad)
 {
-	struct aead *a = b->a;
-	size_t nl = a->impl->nonce_len, len, i;
-	uint8_t aad[AEAD_BLOCK_AAD_LEN];
 	struct tctx *t;
-	int rc = 0, r;
 
-	if (tctx_get(a, &t)) {
+	if (tctx_get(b->a, &t)) {
 		*bad = i0;
-		for (i = i0; !b->seal && i < i1; i++)
+		for (size_t i = i0; !b->seal && i < i1; i++)
 			memset(b->out + i * b->bs, 0, plain_len(b, i));
 		return b->seal ? -EIO : -EBADMSG;
 	}
-	memcpy(aad + 8, b->file_id, 16);
-	for (i = i0; i < i1; i++) {
-		put_be64(aad, b->first + i);
-		len = plain_len(b, i);
-		if (b->seal) {
-			r = seal_one(a, t, b->out + i * b->cbs,
-				     b->nonces ? b->nonces + i * nl : NULL,
-				     b->in + i * b->bs, len, aad, sizeof(aad));
-			r = r ? -EIO : 0;
-		} else {
-			const uint8_t *blk = b->in + i * b->cbs;
-			size_t clen = len + b->cbs - b->bs;
-
-			if (len == 0) { /* a tail of 1..overhead bytes */
-				r = -EBADMSG;
-			} else if (is_hole(blk, clen, b->cbs, nl)) {
-				memset(b->out + i * b->bs, 0, b->bs);
-				r = 0;
-			} else {
-				r = open_one(a, t, b->out + i * b->bs, blk,
-					     clen, aad, sizeof(aad));
-			}
-		}
-		if (r && !rc) {
-			rc = r;
-			*bad = i;
-		}
+	if (b->seal) {
+		*bad = i0;
+		return seal_blocks(b, t, i0, i1);
 	}
-	return rc;
+	return open_blocks(b, t, i0, i1, bad);
 }
 
 static void run_chunk(void *arg, size_t k)

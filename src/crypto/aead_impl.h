@@ -3,8 +3,10 @@
  * Private backend vtable of the content ciphers (include only in
  * src/crypto). A backend is one library's implementation of one cipher; it
  * creates a per-thread context keyed once and then seals and opens messages
- * on it. aead.c owns the threads, nonces, block batches and hole rules; the
- * backends see one message body at a time (nonce passed separately):
+ * on it, one at a time or as a run of consecutive blocks of one file. aead.c
+ * owns the threads, nonces, the split of a batch over the worker pool and the
+ * hole and zero-nonce rules; a backend sees message bodies (nonce passed
+ * separately):
  *   GCM, XChaCha: body = C || tag(16);   SIV: body = SIV(16) || C.
  */
 #ifndef CRYPTO_AEAD_IMPL_H
@@ -12,7 +14,26 @@
 
 #include "crypto/aead.h"
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A run of n consecutive content blocks of one file (spec §3.2): block i
+ * (0 <= i < n) is number first + i, its plaintext is at plain + i * bs
+ * (bs bytes, the last one last_len bytes) and its ciphertext block at
+ * cipher + i * cbs, cbs = nonce_len + bs + tag_len (the last one shorter).
+ * The nonce is already in place at the start of every ciphertext block when
+ * the backend is called; the AAD of block i is be64(first + i) || file_id. */
+struct aead_run {
+	uint8_t *plain_out;	    /* open: where plaintext goes */
+	const uint8_t *plain_in;    /* seal: plaintext */
+	uint8_t *cipher_out;	    /* seal: ciphertext blocks */
+	const uint8_t *cipher_in;   /* open: ciphertext blocks */
+	size_t n, bs, cbs, last_len;
+	uint64_t first;
+	const uint8_t *file_id; /* 16 bytes */
+};
 
 struct aead_impl {
 	const char *name;
@@ -34,7 +55,87 @@ struct aead_impl {
 	int (*open)(void *ctx, uint8_t *pt, const uint8_t *nonce,
 		    const uint8_t *body, size_t bodylen, const uint8_t *aad,
 		    size_t aadlen);
+	/* Seal every block of r (cipher_out, nonces in place). Returns 0 or
+	 * -EIO. */
+	int (*seal_run)(void *ctx, const struct aead_run *r);
+	/* Open blocks of r in order until one fails; returns 0, or -EBADMSG
+	 * with *bad = index of the failing block (whose plaintext and those
+	 * after it are undefined: the caller zeroes and resumes). */
+	int (*open_run)(void *ctx, const struct aead_run *r, size_t *bad);
 };
+
+/* The loops a backend's seal_run / open_run are made of: called with the
+ * backend's own static seal or open function, they inline it (no indirect
+ * call per block) and build each block's AAD in place. A backend with real
+ * multi-block code writes its own instead. NULL seal_run / open_run entries
+ * make aead.c run the same loops through the per-message entries. */
+typedef int aead_seal_fn(void *ctx, uint8_t *body, const uint8_t *nonce,
+			 const uint8_t *pt, size_t ptlen, const uint8_t *aad,
+			 size_t aadlen);
+typedef int aead_open_fn(void *ctx, uint8_t *pt, const uint8_t *nonce,
+			 const uint8_t *body, size_t bodylen,
+			 const uint8_t *aad, size_t aadlen);
+
+static inline void aead_run_aad(uint8_t aad[24], const struct aead_run *r,
+				size_t i)
+{
+	uint64_t v = r->first + i;
+
+	for (int k = 7; k >= 0; k--, v >>= 8)
+		aad[k] = (uint8_t)v;
+}
+
+static inline __attribute__((always_inline)) int
+aead_run_seal(void *ctx, const struct aead_run *r, size_t nonce_len,
+	      aead_seal_fn *seal)
+{
+	uint8_t aad[24];
+
+	memcpy(aad + 8, r->file_id, 16);
+	for (size_t i = 0; i < r->n; i++) {
+		uint8_t *blk = r->cipher_out + i * r->cbs;
+
+		aead_run_aad(aad, r, i);
+		if (seal(ctx, blk + nonce_len, blk, r->plain_in + i * r->bs,
+			 i + 1 < r->n ? r->bs : r->last_len, aad, sizeof(aad)))
+			return -EIO;
+	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+aead_run_open(void *ctx, const struct aead_run *r, size_t nonce_len,
+	      size_t tag_len, size_t *bad, aead_open_fn *open)
+{
+	uint8_t aad[24];
+
+	memcpy(aad + 8, r->file_id, 16);
+	for (size_t i = 0; i < r->n; i++) {
+		const uint8_t *blk = r->cipher_in + i * r->cbs;
+		size_t len = i + 1 < r->n ? r->bs : r->last_len;
+
+		aead_run_aad(aad, r, i);
+		if (open(ctx, r->plain_out + i * r->bs, blk, blk + nonce_len,
+			 len + tag_len, aad, sizeof(aad))) {
+			*bad = i;
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* Defines pfx_seal_run and pfx_open_run on a backend's seal and open. */
+#define AEAD_DEFINE_RUNS(pfx, nonce_len, seal_fn, open_fn)                    \
+	static int pfx##_seal_run(void *ctx, const struct aead_run *r)        \
+	{                                                                     \
+		return aead_run_seal(ctx, r, (nonce_len), seal_fn);           \
+	}                                                                     \
+	static int pfx##_open_run(void *ctx, const struct aead_run *r,        \
+				  size_t *bad)                                \
+	{                                                                     \
+		return aead_run_open(ctx, r, (nonce_len), AEAD_TAG_LEN, bad,  \
+				     open_fn);                                \
+	}
 
 extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;

@@ -60,6 +60,8 @@ static int gcm_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return 0;
 }
 
+AEAD_DEFINE_RUNS(gcm, 16, gcm_seal, gcm_open)
+
 const struct aead_impl aead_gcm_gcry = {
 	.name = "AES-GCM-256-libgcrypt",
 	.cipher = AEAD_AES_GCM_256,
@@ -71,4 +73,6 @@ const struct aead_impl aead_gcm_gcry = {
 	.ctx_free = gcm_free,
 	.seal = gcm_seal,
 	.open = gcm_open,
+	.seal_run = gcm_seal_run,
+	.open_run = gcm_open_run,
 };

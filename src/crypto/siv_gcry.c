@@ -64,6 +64,8 @@ static int siv_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return 0;
 }
 
+AEAD_DEFINE_RUNS(siv, 16, siv_seal, siv_open)
+
 const struct aead_impl aead_siv_gcry = {
 	.name = "AES-SIV-512-libgcrypt",
 	.cipher = AEAD_AES_SIV_512,
@@ -75,4 +77,6 @@ const struct aead_impl aead_siv_gcry = {
 	.ctx_free = siv_free,
 	.seal = siv_seal,
 	.open = siv_open,
+	.seal_run = siv_seal_run,
+	.open_run = siv_open_run,
 };

@@ -255,6 +255,8 @@ int aead_siv_ossl_test(uint8_t *out, const uint8_t *key, size_t keylen,
 	return rc;
 }
 
+AEAD_DEFINE_RUNS(siv, 16, siv_seal, siv_open)
+
 const struct aead_impl aead_siv_ossl = {
 	.name = "AES-SIV-512-OpenSSL",
 	.cipher = AEAD_AES_SIV_512,
@@ -265,4 +267,6 @@ const struct aead_impl aead_siv_ossl = {
 	.ctx_free = siv_free,
 	.seal = siv_seal,
 	.open = siv_open,
+	.seal_run = siv_seal_run,
+	.open_run = siv_open_run,
 };

@@ -91,6 +91,8 @@ static int xc_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return 0;
 }
 
+AEAD_DEFINE_RUNS(xc, 24, xc_seal, xc_open)
+
 const struct aead_impl aead_xchacha_gcry = {
 	.name = "XChaCha20-Poly1305-libgcrypt",
 	.cipher = AEAD_XCHACHA20_POLY1305,
@@ -102,4 +104,6 @@ const struct aead_impl aead_xchacha_gcry = {
 	.ctx_free = xc_free,
 	.seal = xc_seal,
 	.open = xc_open,
+	.seal_run = xc_seal_run,
+	.open_run = xc_open_run,
 };

@@ -500,6 +500,52 @@ TEST(holes_and_zero_nonces)
 	free(pt);
 }
 
+/* A bad block inside a run of good ones: the backend's batch call stops at
+ * it, and the batch resumes after it. Inline (5 blocks) and on the worker
+ * pool (40 blocks), with a hole after the bad block. */
+TEST(bad_block_inside_run)
+{
+	static const size_t counts[] = { 5, 40 };
+	uint8_t key[AEAD_MAX_KEY_LEN], fid[16] = { 3 }, *ct, *out, *pt;
+
+	ct = xmalloc(40 * (BS + 64));
+	out = xmalloc(40 * BS);
+	pt = xmalloc(40 * BS);
+	ASSERT(RAND_bytes(pt, 40 * BS) == 1);
+	aead_set_threads(2);
+	for (size_t k = 0; k < aead_impl_count(); k++) {
+		const struct aead_impl *im = aead_impl_at(k);
+		struct aead *a = new_random(im, key);
+
+		ASSERT(a);
+		for (size_t c = 0; c < 2; c++) {
+			size_t n = counts[c], cbs = BS + aead_overhead(a);
+			size_t bad = 99, len = n * BS - 7;
+
+			ASSERT_INT_EQ(aead_seal_blocks(a, ct, pt, len, BS, 70,
+						       fid, NULL), 0);
+			ct[2 * cbs + 100] ^= 4;	     /* block 2 tampered */
+			memset(ct + 3 * cbs, 0, cbs); /* block 3 a hole */
+			memset(out, 0xee, n * BS);
+			ASSERT_INT_EQ(aead_open_blocks(a, out, ct,
+						       len + n * (cbs - BS),
+						       BS, 70, fid, &bad),
+				      -EBADMSG);
+			ASSERT_INT_EQ(bad, 2);
+			ASSERT_MEM_EQ(out, pt, 2 * BS);
+			for (size_t j = 2 * BS; j < 4 * BS; j++)
+				ASSERT_INT_EQ(out[j], 0);
+			ASSERT_MEM_EQ(out + 4 * BS, pt + 4 * BS,
+				      len - 4 * BS);
+		}
+		aead_free(a);
+	}
+	aead_set_threads(0);
+	free(ct);
+	free(out);
+	free(pt);
+}
+
 /* ---- cross-implementation and parallel agreement ------------------------ */
 
 TEST(implementations_agree)
@@ -741,6 +787,7 @@ TEST(registry_and_auto)
 
 RUN_TESTS(T(vectors_all_implementations), T(kat_hchacha20), T(kat_rfc5297_siv),
 	  T(kat_xchacha20_poly1305), T(kat_gcm_iv128), T(tamper_every_byte),
-	  T(holes_and_zero_nonces), T(implementations_agree),
+	  T(holes_and_zero_nonces), T(bad_block_inside_run),
+	  T(implementations_agree),
 	  T(parallel_matches_inline), T(threads_share_instance),
 	  T(fork_fresh_nonces), T(registry_and_auto))
