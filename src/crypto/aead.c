@@ -51,8 +51,9 @@ struct aead {
 };
 
 static const struct aead_impl *const impls[] = {
-	&aead_gcm_ossl,	    &aead_gcm_gcry,	&aead_siv_ossl,
-	&aead_siv_gcry,	    &aead_xchacha_ossl, &aead_xchacha_gcry,
+	&aead_gcm_ossl,	    &aead_gcm_gcry,	&aead_gcm_vaes,
+	&aead_siv_ossl,	    &aead_siv_gcry,	&aead_xchacha_ossl,
+	&aead_xchacha_gcry,
 };
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
@@ -121,6 +122,15 @@ const char *aead_impl_name(const struct aead_impl *impl)
 enum aead_cipher aead_impl_cipher(const struct aead_impl *impl)
 {
 	return impl->cipher;
+}
+
+bool aead_impl_supported(const struct aead_impl *impl, const char **needs)
+{
+	if (!impl->supported || impl->supported())
+		return true;
+	if (needs)
+		*needs = impl->needs ? impl->needs : "CPU support";
+	return false;
 }
 
 /* ---- instances and per-thread contexts ---------------------------------- */
@@ -192,6 +202,8 @@ int aead_new(struct aead **out, const struct aead_impl *impl,
 	*out = NULL;
 	if (!impl || !key || key_len != impl->key_len)
 		return -EINVAL;
+	if (!aead_impl_supported(impl, NULL))
+		return -ENOTSUP;
 	pthread_once(&g_once, aead_once);
 	if (impl->gcrypt && aead_gcry_init())
 		return -EIO;
@@ -725,7 +737,8 @@ const struct aead_impl *aead_impl_auto(enum aead_cipher c, unsigned budget_ms,
 	if (g_auto[c])
 		goto out;
 	for (i = 0; i < NIMPLS; i++)
-		if (impls[i]->cipher == c)
+		if (impls[i]->cipher == c &&
+		    aead_impl_supported(impls[i], NULL))
 			cand[n++] = impls[i];
 	if (n == 0)
 		goto out;

@@ -2,7 +2,8 @@
 /*
  * The content-cipher interface. A *cipher* is one of the three gocryptfs
  * content algorithms (spec §3.5-3.7); an *implementation* is one library's
- * code for it (OpenSSL libcrypto or libgcrypt). Every implementation of a
+ * code for it (OpenSSL libcrypto, libgcrypt, or our own AES-GCM on VAES,
+ * which needs a CPU with AVX-512). Every implementation of a
  * cipher produces identical bytes. Callers above src/crypto see only this
  * header and never learn which library runs.
  *
@@ -53,6 +54,9 @@ const struct aead_impl *aead_impl_at(size_t i);
 const struct aead_impl *aead_impl_find(const char *name);
 const char *aead_impl_name(const struct aead_impl *impl);
 enum aead_cipher aead_impl_cipher(const struct aead_impl *impl);
+/* false when this CPU cannot run impl (aead_new fails with -ENOTSUP); then
+ * *needs, if needs is non-NULL, names what is missing ("VAES/AVX-512"). */
+bool aead_impl_supported(const struct aead_impl *impl, const char **needs);
 /* The implementation auto mode uses for cipher c: measured by a short
  * benchmark (at most budget_ms milliseconds in total) the first time it is
  * asked, then remembered for the process. budget_ms 0 means a default of
@@ -62,7 +66,8 @@ const struct aead_impl *aead_impl_auto(enum aead_cipher c, unsigned budget_ms,
 				       char *figures, size_t figlen);
 
 /* Key an instance of impl with key (aead_cipher_key_len bytes; copied into
- * locked memory). Returns 0 or -EINVAL / -ENOMEM / -EIO. Caller frees. */
+ * locked memory). Returns 0 or -EINVAL / -ENOMEM / -EIO, or -ENOTSUP when
+ * the CPU cannot run impl. Caller frees. */
 int aead_new(struct aead **out, const struct aead_impl *impl,
 	     const uint8_t *key, size_t key_len);
 /* Wipe keys and every thread's context; NULL is a no-op. No thread may use

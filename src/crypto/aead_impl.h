@@ -62,6 +62,11 @@ struct aead_impl {
 	 * with *bad = index of the failing block (whose plaintext and those
 	 * after it are undefined: the caller zeroes and resumes). */
 	int (*open_run)(void *ctx, const struct aead_run *r, size_t *bad);
+	/* NULL, or false when this CPU lacks the instructions the backend
+	 * needs (named by needs, e.g. "VAES/AVX-512"): aead_new then fails
+	 * with -ENOTSUP and auto mode skips it. */
+	bool (*supported)(void);
+	const char *needs;
 };
 
 /* The loops a backend's seal_run / open_run are made of: called with the
@@ -137,7 +142,7 @@ aead_run_open(void *ctx, const struct aead_run *r, size_t nonce_len,
 				     open_fn);                                \
 	}
 
-extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry;
+extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry, aead_gcm_vaes;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;
 extern const struct aead_impl aead_xchacha_ossl, aead_xchacha_gcry;
 

@@ -152,7 +152,7 @@ int speed_run(FILE *out)
 		n = 16;
 	print_cpu(out);
 	for (size_t k = 0; k < n; k++)
-		use[k] = true;
+		use[k] = aead_impl_supported(aead_impl_at(k), NULL);
 	rc = bench_all(mbs, n, use, ROUND_MS);
 	for (c = 0; c < AEAD_CIPHER_COUNT; c++) {
 		best[c] = n;
@@ -166,7 +166,13 @@ int speed_run(FILE *out)
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct aead_impl *im = aead_impl_at(k);
+		const char *needs;
 
+		if (!aead_impl_supported(im, &needs)) {
+			fprintf(out, "%-44s      n/a (needs %s)\n",
+				aead_impl_name(im), needs);
+			continue;
+		}
 		fprintf(out, "%-44s %8.2f MB/s%s\n", aead_impl_name(im), mbs[k],
 			best[aead_impl_cipher(im)] == k ?
 				"  (selected in auto mode)" : "");
@@ -212,7 +218,9 @@ enum aead_cipher speed_pick_cipher(unsigned budget_ms, double *gcm,
 	for (k = 0; k < n; k++) {
 		enum aead_cipher c = aead_impl_cipher(aead_impl_at(k));
 
-		use[k] = c == AEAD_AES_GCM_256 || c == AEAD_XCHACHA20_POLY1305;
+		use[k] = (c == AEAD_AES_GCM_256 ||
+			  c == AEAD_XCHACHA20_POLY1305) &&
+			 aead_impl_supported(aead_impl_at(k), NULL);
 		count += use[k];
 	}
 	if (count)
