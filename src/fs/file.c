@@ -77,6 +77,29 @@ static int prealloc(struct fs *fs, int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* Write ciphertext at coff so that a full disk never destroys what was
+ * there: an overwrite in place reserves its space first (prealloc), while a
+ * write wholly past the end of the backing file needs no reservation (on
+ * tmpfs it would cost a second pass over the new pages): if it fails, the
+ * file is cut back to its old size. */
+static int write_or_undo(struct fs *fs, int fd, const uint8_t *ct,
+			 size_t len, uint64_t coff)
+{
+	struct stat st;
+	int rc;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (coff < (uint64_t)st.st_size) {
+		rc = prealloc(fs, fd, coff, len);
+		return rc ? rc : pwrite_full(fd, ct, len, coff);
+	}
+	rc = pwrite_full(fd, ct, len, coff);
+	if (rc && ftruncate(fd, st.st_size) < 0)
+		log_warn("cannot undo a failed append: %s", strerror(errno));
+	return rc;
+}
+
 /* Load the file ID. Returns 1 (ID valid), 0 (empty or header-only file) or
  * -errno. Caller holds in->rw (either mode). */
 static int load_id(struct inode *in, int fd)
@@ -117,9 +140,7 @@ static int new_header(struct fs *fs, struct inode *in, int fd)
 	int rc;
 
 	content_header_new(fs->content, hdr, in->id);
-	rc = prealloc(fs, fd, 0, HL);
-	if (!rc)
-		rc = pwrite_full(fd, hdr, HL, 0);
+	rc = write_or_undo(fs, fd, hdr, HL, 0);
 	in->id_valid = !rc;
 	return rc;
 }
@@ -222,9 +243,7 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 		coff = 0;
 		ctlen += HL;
 	}
-	rc = prealloc(fs, fd, coff, ctlen);
-	if (!rc)
-		rc = pwrite_full(fd, ct + (hdr ? 0 : HL), ctlen, coff);
+	rc = write_or_undo(fs, fd, ct + (hdr ? 0 : HL), ctlen, coff);
 out:
 	free(ptbuf);
 	free(ct);

@@ -96,6 +96,8 @@ def test_full_disk(tmp_path, small_tmpfs, prealloc):
         for name, data in earlier.items():
             assert ru.read_file(os.path.join(m.mnt, name)) == data, name
         if prealloc:
+            # failed appends were undone: nothing past what was acknowledged
+            assert os.path.getsize(fpath) == acked
             with open(fpath, 'rb') as f:
                 assert f.read(acked) == model(0, acked)
         if prealloc:
