@@ -129,17 +129,27 @@ aead_run_open(void *ctx, const struct aead_run *r, size_t nonce_len,
 	return 0;
 }
 
-/* Defines pfx_seal_run and pfx_open_run on a backend's seal and open. */
-#define AEAD_DEFINE_RUNS(pfx, nonce_len, seal_fn, open_fn)                    \
+/* Defines the implementation var of a backend whose per-thread context
+ * functions are pfx_new/pfx_free and whose per-message functions are
+ * pfx_seal/pfx_open, with batch entries made of the loops above. */
+#define AEAD_IMPL_DEFINE(var, pfx, impl_name, cipher_id, klen, nlen, gcry)    \
 	static int pfx##_seal_run(void *ctx, const struct aead_run *r)        \
 	{                                                                     \
-		return aead_run_seal(ctx, r, (nonce_len), seal_fn);           \
+		return aead_run_seal(ctx, r, (nlen), pfx##_seal);             \
 	}                                                                     \
 	static int pfx##_open_run(void *ctx, const struct aead_run *r,        \
 				  size_t *bad)                                \
 	{                                                                     \
-		return aead_run_open(ctx, r, (nonce_len), AEAD_TAG_LEN, bad,  \
-				     open_fn);                                \
+		return aead_run_open(ctx, r, (nlen), AEAD_TAG_LEN, bad,       \
+				     pfx##_open);                             \
+	}                                                                     \
+	const struct aead_impl var = {                                        \
+		.name = (impl_name), .cipher = (cipher_id),                   \
+		.key_len = (klen), .nonce_len = (nlen),                       \
+		.tag_len = AEAD_TAG_LEN, .gcrypt = (gcry),                    \
+		.ctx_new = pfx##_new, .ctx_free = pfx##_free,                 \
+		.seal = pfx##_seal, .open = pfx##_open,                       \
+		.seal_run = pfx##_seal_run, .open_run = pfx##_open_run,       \
 	}
 
 extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry, aead_gcm_vaes;

@@ -107,18 +107,5 @@ static int gcm_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return 0;
 }
 
-AEAD_DEFINE_RUNS(gcm, 16, gcm_seal, gcm_open)
-
-const struct aead_impl aead_gcm_ossl = {
-	.name = "AES-GCM-256-OpenSSL",
-	.cipher = AEAD_AES_GCM_256,
-	.key_len = 32,
-	.nonce_len = 16,
-	.tag_len = AEAD_TAG_LEN,
-	.ctx_new = gcm_new,
-	.ctx_free = gcm_free,
-	.seal = gcm_seal,
-	.open = gcm_open,
-	.seal_run = gcm_seal_run,
-	.open_run = gcm_open_run,
-};
+AEAD_IMPL_DEFINE(aead_gcm_ossl, gcm, "AES-GCM-256-OpenSSL", AEAD_AES_GCM_256, 32, 16,
+		 false);

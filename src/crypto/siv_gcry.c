@@ -64,19 +64,5 @@ static int siv_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return 0;
 }
 
-AEAD_DEFINE_RUNS(siv, 16, siv_seal, siv_open)
-
-const struct aead_impl aead_siv_gcry = {
-	.name = "AES-SIV-512-libgcrypt",
-	.cipher = AEAD_AES_SIV_512,
-	.key_len = 64,
-	.nonce_len = 16,
-	.tag_len = 16,
-	.gcrypt = true,
-	.ctx_new = siv_new,
-	.ctx_free = siv_free,
-	.seal = siv_seal,
-	.open = siv_open,
-	.seal_run = siv_seal_run,
-	.open_run = siv_open_run,
-};
+AEAD_IMPL_DEFINE(aead_siv_gcry, siv, "AES-SIV-512-libgcrypt", AEAD_AES_SIV_512, 64, 16,
+		 true);

@@ -255,18 +255,5 @@ int aead_siv_ossl_test(uint8_t *out, const uint8_t *key, size_t keylen,
 	return rc;
 }
 
-AEAD_DEFINE_RUNS(siv, 16, siv_seal, siv_open)
-
-const struct aead_impl aead_siv_ossl = {
-	.name = "AES-SIV-512-OpenSSL",
-	.cipher = AEAD_AES_SIV_512,
-	.key_len = 64,
-	.nonce_len = 16,
-	.tag_len = 16,
-	.ctx_new = siv_new,
-	.ctx_free = siv_free,
-	.seal = siv_seal,
-	.open = siv_open,
-	.seal_run = siv_seal_run,
-	.open_run = siv_open_run,
-};
+AEAD_IMPL_DEFINE(aead_siv_ossl, siv, "AES-SIV-512-OpenSSL", AEAD_AES_SIV_512, 64, 16,
+		 false);

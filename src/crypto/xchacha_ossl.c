@@ -122,18 +122,5 @@ static int xc_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return ok ? 0 : -EBADMSG;
 }
 
-AEAD_DEFINE_RUNS(xc, 24, xc_seal, xc_open)
-
-const struct aead_impl aead_xchacha_ossl = {
-	.name = "XChaCha20-Poly1305-OpenSSL",
-	.cipher = AEAD_XCHACHA20_POLY1305,
-	.key_len = 32,
-	.nonce_len = 24,
-	.tag_len = AEAD_TAG_LEN,
-	.ctx_new = xc_new,
-	.ctx_free = xc_free,
-	.seal = xc_seal,
-	.open = xc_open,
-	.seal_run = xc_seal_run,
-	.open_run = xc_open_run,
-};
+AEAD_IMPL_DEFINE(aead_xchacha_ossl, xc, "XChaCha20-Poly1305-OpenSSL", AEAD_XCHACHA20_POLY1305, 32, 24,
+		 false);
