@@ -461,12 +461,33 @@ static void print_masterkey(const uint8_t *key)
 	secure_zero(disp, sizeof(disp));
 }
 
+/* Wrap key with the password into c and write c to path. Returns 0 or the
+ * exit code (wrap_ex when the wrapping fails). */
+static int wrap_and_save(struct conf *c, unsigned logn,
+			 const struct password *pw, const uint8_t *key,
+			 const char *path, int wrap_ex)
+{
+	char cerr[CONF_ERR_LEN];
+	int rc;
+
+	rc = masterkey_wrap(c, logn, pw->buf, pw->len, key);
+	if (rc) {
+		errmsg("wrapping the master key failed: %s", strerror(-rc));
+		return wrap_ex;
+	}
+	if (conf_save(c, path, cerr)) {
+		errmsg("Writing config file failed: %s", cerr);
+		return EXIT_WRITECONF;
+	}
+	return 0;
+}
+
 static int do_init(const struct args *a)
 {
 	struct password_src src = pw_src(a);
 	struct password pw = { 0 };
 	uint8_t *key = NULL;
-	char perr[PASSWORD_ERR_LEN], cerr[CONF_ERR_LEN];
+	char perr[PASSWORD_ERR_LEN];
 	const char *dir;
 	char *path = NULL;
 	long lnm = 0, logn = MASTERKEY_DEFAULT_LOGN;
@@ -559,18 +580,9 @@ static int do_init(const struct args *a)
 	}
 	c.version = CONF_VERSION;
 	init_flags(&c, a, cipher, lnm);
-	rc = masterkey_wrap(&c, (unsigned)logn, pw.buf, pw.len, key);
-	if (rc) {
-		errmsg("wrapping the master key failed: %s", strerror(-rc));
-		ex = EXIT_INIT;
+	ex = wrap_and_save(&c, (unsigned)logn, &pw, key, path, EXIT_INIT);
+	if (ex)
 		goto out;
-	}
-	rc = conf_save(&c, path, cerr);
-	if (rc) {
-		errmsg("Writing config file failed: %s", cerr);
-		ex = EXIT_WRITECONF;
-		goto out;
-	}
 	if (!a->reverse && !a->plaintextnames && !a->deterministic_names) {
 		rc = write_diriv(dir);
 		if (rc) {
@@ -608,7 +620,7 @@ static int do_passwd(const struct args *a)
 {
 	struct password pw = { 0 };
 	uint8_t *key = NULL;
-	char perr[PASSWORD_ERR_LEN], cerr[CONF_ERR_LEN];
+	char perr[PASSWORD_ERR_LEN];
 	char *path = NULL, *bak = NULL;
 	struct conf c;
 	long logn;
@@ -687,18 +699,9 @@ static int do_passwd(const struct args *a)
 		say("Delete it after you have verified that you can access "
 		    "your files with the new password.");
 	}
-	rc = masterkey_wrap(&c, (unsigned)logn, pw.buf, pw.len, key);
-	if (rc) {
-		errmsg("wrapping the master key failed: %s", strerror(-rc));
-		ex = EXIT_WRITECONF;
+	ex = wrap_and_save(&c, (unsigned)logn, &pw, key, path, EXIT_WRITECONF);
+	if (ex)
 		goto out;
-	}
-	rc = conf_save(&c, path, cerr);
-	if (rc) {
-		errmsg("Writing config file failed: %s", cerr);
-		ex = EXIT_WRITECONF;
-		goto out;
-	}
 	say("Password changed.");
 out:
 	secmem_free(key, MASTERKEY_LEN);

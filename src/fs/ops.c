@@ -678,9 +678,11 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 				       value, size, flags));
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+/* getxattr and listxattr: size 0 asks for the length only. */
+static void reply_xattr(fuse_req_t req, struct inode *in, const char *name,
 			size_t size)
 {
+	struct fs *fs = get_fs(req);
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
@@ -692,7 +694,8 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			return;
 		}
 	}
-	rc = xattr_get(get_fs(req), get_in(req, ino), name, buf, size, &len);
+	rc = name ? xattr_get(fs, in, name, buf, size, &len) :
+		    xattr_list(fs, in, buf, size, &len);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else if (!size)
@@ -702,27 +705,15 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	free(buf);
 }
 
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	reply_xattr(req, get_in(req, ino), name, size);
+}
+
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int rc;
-
-	if (size) {
-		buf = malloc(size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	rc = xattr_list(get_fs(req), get_in(req, ino), buf, size, &len);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else if (!size)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	free(buf);
+	reply_xattr(req, get_in(req, ino), NULL, size);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
