@@ -238,6 +238,14 @@ INLINE void aes_x4(const struct vctx *c, __m512i b[NV])
 #undef ENCLAST
 }
 
+INLINE __m512i aes_x1(const struct vctx *c, __m512i b)
+{
+	b = _mm512_xor_si512(b, c->rk[0]);
+	for (int r = 1; r < ROUNDS; r++)
+		b = _mm512_aesenc_epi128(b, c->rk[r]);
+	return _mm512_aesenclast_epi128(b, c->rk[ROUNDS]);
+}
+
 /* One AES-256 key schedule step (FIPS 197 §5.2): every word of k xored with
  * all words before it and with t, a word of aeskeygenassist's result. */
 INLINE __m128i expand(__m128i k, __m128i t)
@@ -271,6 +279,8 @@ INLINE void ctr_ghash(const struct vctx *c, uint8_t *out, const uint8_t *in,
 	__m512i base = _mm512_broadcast_i32x4(ctr);
 	const __m512i step = _mm512_set_epi32(0, 0, 0, NB, 0, 0, 0, NB, 0, 0,
 					      0, NB, 0, 0, 0, NB);
+	const __m512i four = _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0,
+					      4, 0, 0, 0, 4);
 	__m512i b[NV], d[NV], x[NV];
 	bool pending = false;
 	size_t nb;
@@ -280,12 +290,6 @@ INLINE void ctr_ghash(const struct vctx *c, uint8_t *out, const uint8_t *in,
 #define XOR_STORE(i)                                                        \
 	d[i] = _mm512_xor_si512(d[i], b[i]);                                \
 	_mm512_storeu_si512(out + 64 * (i), d[i]);
-#define LOAD_TAIL(i)                                                        \
-	d[i] = _mm512_maskz_loadu_epi8(tail_mask(len, i), in + 64 * (i));
-#define XOR_STORE_TAIL(i)                                                   \
-	d[i] = _mm512_maskz_mov_epi8(tail_mask(len, i),                     \
-				     _mm512_xor_si512(d[i], b[i]));         \
-	_mm512_mask_storeu_epi8(out + 64 * (i), tail_mask(len, i), d[i]);
 	/* Sealing hashes each chunk's ciphertext during the next chunk's
 	 * AES rounds (x holds it meanwhile), so that the two overlap. */
 	for (; len >= CHUNK; len -= CHUNK, in += CHUNK, out += CHUNK) {
@@ -308,23 +312,27 @@ INLINE void ctr_ghash(const struct vctx *c, uint8_t *out, const uint8_t *in,
 		*y = ghash_vecs(*y, x, NV, c->hp);
 	if (!len)
 		return;
+	/* the last len < CHUNK bytes: only the vectors they touch */
 	nb = (len + 15) / 16;
-	counters(base, b);
-	FORV(LOAD_TAIL)
-	aes_x4(c, b);
-	if (!enc) {
-		FORV(REFLECT)
-	}
-	FORV(XOR_STORE_TAIL)
-	if (enc) {
-		FORV(REFLECT)
+	base = _mm512_add_epi32(base, _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 3,
+						       0, 0, 0, 2, 0, 0, 0, 1));
+	for (int i = 0; i < (int)(nb + 3) / 4; i++) {
+		__mmask64 m = tail_mask(len, i);
+		__m512i k = aes_x1(c, bswap_lanes(base));
+		__m512i v = _mm512_maskz_loadu_epi8(m, in + 64 * i);
+
+		base = _mm512_add_epi32(base, four);
+		if (!enc)
+			x[i] = bswap_lanes(v);
+		v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(v, k));
+		_mm512_mask_storeu_epi8(out + 64 * i, m, v);
+		if (enc)
+			x[i] = bswap_lanes(v);
 	}
 	*y = ghash_vecs(*y, x, (int)(nb + 3) / 4, c->hp + NB - nb);
 #undef LOAD
 #undef REFLECT
 #undef XOR_STORE
-#undef LOAD_TAIL
-#undef XOR_STORE_TAIL
 }
 
 /* Encrypts or decrypts len bytes and computes the tag (spec §3.5). */
