@@ -193,19 +193,17 @@ INLINE __m128i ghash_bytes(const struct vctx *c, __m128i y, const uint8_t *p,
 	size_t nb;
 
 #define LOAD(i) x[i] = bswap_lanes(_mm512_loadu_si512(p + 64 * (i)));
-#define LOAD_TAIL(i)                                                        \
-	x[i] = bswap_lanes(                                                 \
-		_mm512_maskz_loadu_epi8(tail_mask(len, i), p + 64 * (i)));
 	for (; len >= CHUNK; len -= CHUNK, p += CHUNK) {
 		FORV(LOAD)
 		y = ghash_vecs(y, x, NV, c->hp);
 	}
+#undef LOAD
 	if (!len)
 		return y;
 	nb = (len + 15) / 16;
-	FORV(LOAD_TAIL)
-#undef LOAD
-#undef LOAD_TAIL
+	for (int i = 0; i < (int)(nb + 3) / 4; i++)
+		x[i] = bswap_lanes(
+			_mm512_maskz_loadu_epi8(tail_mask(len, i), p + 64 * i));
 	return ghash_vecs(y, x, (int)(nb + 3) / 4, c->hp + NB - nb);
 }
 
