@@ -353,9 +353,12 @@ static void iv_for_j0(uint8_t iv[16], const uint8_t *key, const blk j0)
 
 TEST(counter_wraps_mod_2_32)
 {
+	/* J0's last 32 bits; also its last byte around the point where a
+	 * step of 32 counter blocks starts to carry out of it */
 	static const uint32_t start[] = { 0xffffffff, 0xfffffffe, 0xfffffff0,
 					  0xffffffef, 0xffffffe1, 0xffffffe0,
-					  0xffffffdf, 0xffffff00 };
+					  0xffffffdf, 0xffffff00, 0x123456df,
+					  0x123456e0, 0x000000de, 0x00ffffdf };
 	static const size_t lens[] = { 64, 300, 512, 4096, 70000 };
 	uint8_t iv[16], aad[24], *pt = xmalloc(70000), *want = xmalloc(70016);
 	blk h, zero = { 0 }, j0, got;
