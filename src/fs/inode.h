@@ -67,6 +67,13 @@ struct inode {
 	bool fd_rw;
 	bool id_valid;
 	uint8_t id[CONTENT_FILE_ID_LEN];
+
+	/* xattr negative cache (under hdr_lock, see xattr.c): the backing
+	 * object had no attribute we show, valid until xnone_until
+	 * (CLOCK_MONOTONIC ns) while xgen == xnone_gen. xbusy counts
+	 * setxattr/removexattr calls in progress; each bumps xgen. */
+	unsigned xgen, xnone_gen, xbusy;
+	uint64_t xnone_until;
 };
 
 struct fs {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/b64.h"
@@ -22,11 +23,88 @@
 
 #define XATTR_VAL_MAX 65536
 #define XATTR_NAME_BUF 512
+/* How long "this object has no attributes" is believed: as long as the
+ * kernel caches attributes (ops.c TIMEOUT). `ls -l` asks for two
+ * attributes of every file; the second answer then needs no syscall. */
+#define XNONE_NS 1000000000ull
 
 static bool is_acl(const char *name)
 {
 	return !strcmp(name, "system.posix_acl_access") ||
 	       !strcmp(name, "system.posix_acl_default");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool xnone_cached(struct inode *in)
+{
+	bool r;
+
+	pthread_mutex_lock(&in->hdr_lock);
+	r = in->xnone_until && in->xnone_gen == in->xgen && !in->xbusy &&
+	    now_ns() < in->xnone_until;
+	pthread_mutex_unlock(&in->hdr_lock);
+	return r;
+}
+
+/* The generation to pass to xnone_store, or -1 while a change runs. */
+static long xgen_snapshot(struct inode *in)
+{
+	long g;
+
+	pthread_mutex_lock(&in->hdr_lock);
+	g = in->xbusy ? -1 : (long)in->xgen;
+	pthread_mutex_unlock(&in->hdr_lock);
+	return g;
+}
+
+static void xnone_store(struct inode *in, long g)
+{
+	pthread_mutex_lock(&in->hdr_lock);
+	if (g >= 0 && (unsigned)g == in->xgen && !in->xbusy) {
+		in->xnone_gen = in->xgen;
+		in->xnone_until = now_ns() + XNONE_NS;
+	}
+	pthread_mutex_unlock(&in->hdr_lock);
+}
+
+/* Around a setxattr/removexattr: start (busy) or end (!busy). */
+static void xchange(struct inode *in, bool busy)
+{
+	pthread_mutex_lock(&in->hdr_lock);
+	in->xgen++;
+	if (busy)
+		in->xbusy++;
+	else
+		in->xbusy--;
+	in->xnone_until = 0;
+	pthread_mutex_unlock(&in->hdr_lock);
+}
+
+static bool shown_name(const char *p)
+{
+	return is_acl(p) || !strncmp(p, NAMES_XATTR_PREFIX,
+				     strlen(NAMES_XATTR_PREFIX));
+}
+
+/* After an ENODATA: remember when the object has no shown attribute. */
+static void note_if_none(struct inode *in, const char *path, long g)
+{
+	char names[4096];
+	ssize_t n = listxattr(path, names, sizeof(names));
+
+	if (n < 0)
+		return;
+	for (const char *p = names; p < names + n; p += strlen(p) + 1)
+		if (shown_name(p))
+			return;
+	xnone_store(in, g);
 }
 
 /* /proc path naming in's backing inode; *fd to close afterwards. */
@@ -85,28 +163,37 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	char path[64], xname[XATTR_NAME_BUF];
 	uint8_t *raw = NULL, *dec = NULL, *pt = NULL;
 	size_t oh = content_msg_overhead(fs->content), dlen;
-	ssize_t n;
+	ssize_t n = 0;
 	int fd = -1, rc;
+	long g;
 
 	if (!strcmp(name, "security.capability"))
 		return -EOPNOTSUPP;
-	if (in->type == S_IFLNK)
+	if (in->type == S_IFLNK || xnone_cached(in))
 		return -ENODATA;
 	rc = enc_xname(fs, name, xname, sizeof(xname));
 	if (rc)
 		return rc;
+	g = xgen_snapshot(in);
 	rc = xopen(fs, in, path, sizeof(path), &fd);
 	if (rc)
 		return rc;
 	raw = malloc(XATTR_VAL_MAX);
-	pt = malloc(XATTR_VAL_MAX);
-	if (!raw || !pt) {
+	if (!raw) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	n = getxattr(path, xname, raw, XATTR_VAL_MAX);
 	if (n < 0) {
-		rc = -errno;
+		rc = -errno; /* mostly ENODATA: ls -l asks for every file */
+		if (rc == -ENODATA)
+			note_if_none(in, path, g);
+		n = 0;
+		goto out;
+	}
+	pt = malloc(XATTR_VAL_MAX);
+	if (!pt) {
+		rc = -ENOMEM;
 		goto out;
 	}
 	if (is_acl(name)) {
@@ -147,7 +234,7 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	}
 out:
 	if (pt) {
-		secure_zero(pt, XATTR_VAL_MAX);
+		secure_zero(pt, (size_t)n); /* plaintext never exceeds n */
 		free(pt);
 	}
 	free(raw);
@@ -187,8 +274,10 @@ int xattr_set(struct fs *fs, struct inode *in, const char *name,
 	rc = xopen(fs, in, path, sizeof(path), &fd);
 	if (rc)
 		goto out;
+	xchange(in, true);
 	if (setxattr(path, xname, v, clen, flags) < 0)
 		rc = -errno;
+	xchange(in, false);
 out:
 	free(ct);
 	if (fd >= 0)
@@ -209,8 +298,10 @@ int xattr_remove(struct fs *fs, struct inode *in, const char *name)
 	rc = xopen(fs, in, path, sizeof(path), &fd);
 	if (rc)
 		return rc;
+	xchange(in, true);
 	if (removexattr(path, xname) < 0)
 		rc = -errno;
+	xchange(in, false);
 	close(fd);
 	return rc;
 }
@@ -223,10 +314,13 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	size_t out = 0, nl;
 	ssize_t n;
 	int fd = -1, rc;
+	bool any = false;
+	long g;
 
 	*len = 0;
-	if (in->type == S_IFLNK)
+	if (in->type == S_IFLNK || xnone_cached(in))
 		return 0;
+	g = xgen_snapshot(in);
 	rc = xopen(fs, in, path, sizeof(path), &fd);
 	if (rc)
 		return rc;
@@ -241,6 +335,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 		goto out;
 	}
 	for (p = raw; p < raw + n; p += strlen(p) + 1) {
+		any = any || shown_name(p);
 		if (is_acl(p)) {
 			snprintf(name, sizeof(name), "%s", p);
 		} else if (!strncmp(p, NAMES_XATTR_PREFIX,
@@ -268,6 +363,8 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	}
 	rc = 0;
 	*len = out;
+	if (!any)
+		xnone_store(in, g);
 out:
 	free(raw);
 	if (fd >= 0)

@@ -8,6 +8,7 @@ import errno
 import os
 import socket
 import stat
+import threading
 
 import pytest
 
@@ -463,6 +464,56 @@ def test_xattrs(vfs):
     # xattrs survive a rename
     os.rename(p, vfs.p("d", "g"))
     assert os.getxattr(vfs.p("d", "g"), "user.big") == big
+
+
+def test_xattr_absence_is_never_stale(vfs):
+    """The daemon remembers for a second that a file has no attributes
+    (ls -l asks for two of every file); every set or remove, through any
+    name of the file, must end that at once, also while other threads keep
+    asking for absent attributes."""
+    p = vfs.p("h")
+    write_file(p, b"x")
+    os.link(p, vfs.p("h2"))
+    assert os.listxattr(p) == []
+    expect_errno(errno.ENODATA, os.getxattr, vfs.p("h2"), "security.selinux")
+    os.setxattr(vfs.p("h2"), "user.a", b"1")
+    assert os.getxattr(p, "user.a") == b"1"
+    assert os.listxattr(p) == ["user.a"]
+    os.removexattr(p, "user.a")
+    assert os.listxattr(vfs.p("h2")) == []
+    expect_errno(errno.ENODATA, os.getxattr, p, "user.a")
+    os.setxattr(p, "user.b", b"2")
+    assert os.getxattr(vfs.p("h2"), "user.b") == b"2"
+    os.removexattr(p, "user.b")
+
+    stop = threading.Event()
+    errors = []
+
+    def asker():
+        while not stop.is_set():
+            try:
+                os.getxattr(p, "user.absent")
+            except OSError as e:
+                if e.errno != errno.ENODATA:
+                    errors.append(e)
+            os.listxattr(vfs.p("h2"))
+
+    threads = [threading.Thread(target=asker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(300):
+            v = str(i).encode()
+            os.setxattr(p, "user.k", v)
+            assert os.getxattr(vfs.p("h2"), "user.k") == v, i
+            assert "user.k" in os.listxattr(p), i
+            os.removexattr(vfs.p("h2"), "user.k")
+            expect_errno(errno.ENODATA, os.getxattr, p, "user.k")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors
 
 
 def test_long_names(vfs):
