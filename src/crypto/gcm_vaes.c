@@ -277,33 +277,18 @@ INLINE __m128i expand(__m128i k, __m128i t)
 
 /* Counter blocks ctr + 1 + 4i .. ctr + 4 + 4i (lanes of vector i), ctr
  * reflected, so that 32-bit adds on the low lane are inc32 of SP 800-38D.
- * When the last byte of the counter does not wrap within the step (low8 =
- * that byte of ctr + 1), it is added to directly in the big-endian blocks
- * (top byte of their last 32-bit lane), saving a byte shuffle per vector. */
-INLINE void counters(__m512i base, __m512i b[NV], uint32_t low8)
+ * No shortcut for steps where the last byte does not wrap: with a 16-byte
+ * IV, J0 comes from GHASH under the secret H, and a branch on its bits
+ * would leak them through timing. */
+INLINE void counters(__m512i base, __m512i b[NV])
 {
 #define CTR(i)                                                              \
 	b[i] = bswap_lanes(_mm512_add_epi32(                                \
 		base, _mm512_set_epi32(0, 0, 0, 4 * (i) + 4, 0, 0, 0,       \
 				       4 * (i) + 3, 0, 0, 0, 4 * (i) + 2,   \
 				       0, 0, 0, 4 * (i) + 1)));
-#define CTR_BE(i)                                                           \
-	b[i] = _mm512_add_epi32(                                            \
-		first, _mm512_set_epi32((4 * (i) + 3) << 24, 0, 0, 0,        \
-					(4 * (i) + 2) << 24, 0, 0, 0,        \
-					(4 * (i) + 1) << 24, 0, 0, 0,        \
-					(4 * (i)) << 24, 0, 0, 0));
-	if (low8 + NB - 1 <= 0xff) {
-		__m512i first = bswap_lanes(_mm512_add_epi32(
-			base, _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0,
-					       1, 0, 0, 0, 1)));
-
-		FORV(CTR_BE)
-	} else {
-		FORV(CTR)
-	}
+	FORV(CTR)
 #undef CTR
-#undef CTR_BE
 }
 
 /* out = in ^ keystream from counter block ctr + 1 (ctr reflected), and
@@ -317,7 +302,6 @@ INLINE void ctr_ghash(const struct vctx *c, uint8_t *out, const uint8_t *in,
 	const __m512i four = _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0,
 					      4, 0, 0, 0, 4);
 	__m512i b[NV], d[NV], x[NV];
-	uint32_t lo32 = (uint32_t)_mm_cvtsi128_si32(ctr);
 	bool pending = false;
 	size_t nb;
 
@@ -329,9 +313,8 @@ INLINE void ctr_ghash(const struct vctx *c, uint8_t *out, const uint8_t *in,
 	/* Sealing hashes each chunk's ciphertext during the next chunk's
 	 * AES rounds (x holds it meanwhile), so that the two overlap. */
 	for (; len >= CHUNK; len -= CHUNK, in += CHUNK, out += CHUNK) {
-		counters(base, b, (lo32 + 1) & 0xff);
+		counters(base, b);
 		base = _mm512_add_epi32(base, step);
-		lo32 += NB;
 		FORV(LOAD)
 		if (!enc) {
 			FORV(REFLECT)
