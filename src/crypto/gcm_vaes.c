@@ -244,6 +244,9 @@ INLINE void aes_x4(const struct vctx *c, __m512i b[NV])
 #define ENC(i) b[i] = _mm512_aesenc_epi128(b[i], k);
 #define ENCLAST(i) b[i] = _mm512_aesenclast_epi128(b[i], k);
 	FORV(XK)
+	/* unrolled: as a loop, GCC rotates the eight states through other
+	 * registers with a vector move each per round */
+#pragma GCC unroll 13
 	for (int r = 1; r < ROUNDS; r++) {
 		k = c->rk[r];
 		FORV(ENC)
