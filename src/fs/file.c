@@ -81,13 +81,16 @@ static int prealloc(struct fs *fs, int fd, uint64_t off, uint64_t len)
  * there: an overwrite in place reserves its space first (prealloc), while a
  * write wholly past the end of the backing file needs no reservation (on
  * tmpfs it would cost a second pass over the new pages): if it fails, the
- * file is cut back to its old size. */
+ * file is cut back to its old size. reserved: the space is reserved
+ * already (see reserve_and_ack). */
 static int write_or_undo(struct fs *fs, int fd, const uint8_t *ct,
-			 size_t len, uint64_t coff)
+			 size_t len, uint64_t coff, bool reserved)
 {
 	struct stat st;
 	int rc;
 
+	if (reserved)
+		return pwrite_full(fd, ct, len, coff);
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (coff < (uint64_t)st.st_size) {
@@ -140,7 +143,7 @@ static int new_header(struct fs *fs, struct inode *in, int fd)
 	int rc;
 
 	content_header_new(fs->content, hdr, in->id);
-	rc = write_or_undo(fs, fd, hdr, HL, 0);
+	rc = write_or_undo(fs, fd, hdr, HL, 0, false);
 	in->id_valid = !rc;
 	return rc;
 }
@@ -186,7 +189,7 @@ static int read_block(struct fs *fs, struct inode *in, int fd, uint64_t b,
  * re-encrypted; gaps inside a block become zeros. rw held for writing. */
 static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 			    const uint8_t *data, size_t len, uint64_t off,
-			    uint64_t S, const uint8_t *hdr)
+			    uint64_t S, const uint8_t *hdr, bool reserved)
 {
 	uint64_t b0 = off / PBS, b1 = (off + len - 1) / PBS;
 	uint64_t end = off + len, pend, coff;
@@ -243,7 +246,7 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 		coff = 0;
 		ctlen += HL;
 	}
-	rc = write_or_undo(fs, fd, ct + (hdr ? 0 : HL), ctlen, coff);
+	rc = write_or_undo(fs, fd, ct + (hdr ? 0 : HL), ctlen, coff, reserved);
 out:
 	free(ptbuf);
 	free(ct);
@@ -254,7 +257,7 @@ static int write_blocks(struct fs *fs, struct inode *in, int fd,
 			const uint8_t *data, size_t len, uint64_t off,
 			uint64_t S)
 {
-	return write_blocks_hdr(fs, in, fd, data, len, off, S, NULL);
+	return write_blocks_hdr(fs, in, fd, data, len, off, S, NULL, false);
 }
 
 /* Make sure the header exists and the ID is loaded; *S gets the plaintext
@@ -293,9 +296,34 @@ static int pad_last_block(struct fs *fs, struct inode *in, int fd,
 	return rc;
 }
 
+/* A write of whole blocks at or past the end S of a file whose size is a
+ * whole number of blocks touches no existing block. If the backing file can
+ * be extended over its ciphertext with the space reserved (fallocate mode
+ * 0, so that every later stat sees the new size), acknowledge it now: the
+ * caller still holds in->rw for writing until the blocks are written, so
+ * every later request on the file waits for them, and the reservation means
+ * a full disk can no longer fail them. A crash before they are written
+ * leaves whole blocks of zeros, which read as holes (spec §3.4). */
+static bool reserve_and_ack(struct fs *fs, int fd, uint64_t off, size_t len,
+			    uint64_t S, struct file_ack *ack)
+{
+	uint64_t coff, cend;
+
+	if (!ack || fs->opt.noprealloc || off < S || S % PBS || off % PBS ||
+	    len % PBS)
+		return false;
+	coff = content_block_cipher_off(fs->content, off / PBS);
+	cend = content_plain_to_cipher_size(fs->content, off + len);
+	if (fallocate(fd, 0, (off_t)coff, (off_t)(cend - coff)) < 0)
+		return false; /* the synchronous path reports ENOSPC */
+	ack->fn(ack->arg);
+	ack->done = true;
+	return true;
+}
+
 static int write_locked(struct fs *fs, struct inode *in, int fd,
 			const uint8_t *data, size_t len, uint64_t off,
-			bool append)
+			bool append, struct file_ack *ack)
 {
 	uint8_t hdr[HL];
 	uint64_t S, csize = 0;
@@ -312,7 +340,7 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 		content_header_new(fs->content, hdr, in->id);
 		in->id_valid = true;
 		rc = write_blocks_hdr(fs, in, fd, data, len, append ? 0 : off,
-				      0, hdr);
+				      0, hdr, false);
 		if (rc)
 			in->id_valid = false;
 		return rc;
@@ -325,7 +353,8 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 	rc = pad_last_block(fs, in, fd, &S, off / PBS);
 	if (rc)
 		return rc;
-	return write_blocks(fs, in, fd, data, len, off, S);
+	return write_blocks_hdr(fs, in, fd, data, len, off, S, NULL,
+				reserve_and_ack(fs, fd, off, len, S, ack));
 }
 
 static int truncate_locked(struct fs *fs, struct inode *in, int fd,
@@ -559,7 +588,7 @@ out:
 }
 
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
-	       size_t len, uint64_t off, bool append)
+	       size_t len, uint64_t off, bool append, struct file_ack *ack)
 {
 	int rc;
 
@@ -567,7 +596,39 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	if (in->fd < 0 || !in->fd_rw)
 		rc = -EBADF;
 	else
-		rc = write_locked(fs, in, in->fd, data, len, off, append);
+		rc = write_locked(fs, in, in->fd, data, len, off, append, ack);
+	if (rc && ack && ack->done) {
+		log_err("inode %ju: write at %ju failed after it was "
+			"acknowledged: %s", (uintmax_t)in->ino,
+			(uintmax_t)off, strerror(-rc));
+		pthread_mutex_lock(&in->hdr_lock);
+		if (!in->wb_err)
+			in->wb_err = rc;
+		pthread_mutex_unlock(&in->hdr_lock);
+	}
+	pthread_rwlock_unlock(&in->rw);
+	return rc;
+}
+
+/* Takes and clears the error of an early acknowledged write. */
+static int take_wb_err(struct inode *in)
+{
+	int rc;
+
+	pthread_mutex_lock(&in->hdr_lock);
+	rc = in->wb_err;
+	in->wb_err = 0;
+	pthread_mutex_unlock(&in->hdr_lock);
+	return rc;
+}
+
+int file_flush(struct fs *fs, struct inode *in)
+{
+	int rc;
+
+	(void)fs;
+	pthread_rwlock_rdlock(&in->rw);
+	rc = take_wb_err(in);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }
@@ -697,7 +758,7 @@ out:
 
 int file_fsync(struct fs *fs, struct inode *in, bool datasync)
 {
-	int rc = 0;
+	int rc;
 
 	(void)fs;
 	pthread_rwlock_rdlock(&in->rw);
@@ -705,6 +766,8 @@ int file_fsync(struct fs *fs, struct inode *in, bool datasync)
 		rc = -EBADF;
 	else if ((datasync ? fdatasync(in->fd) : fsync(in->fd)) < 0)
 		rc = -errno;
+	else
+		rc = take_wb_err(in);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }

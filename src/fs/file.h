@@ -27,9 +27,23 @@ void file_release(struct fs *fs, struct inode *in);
  * holds *len bytes starting at *data. */
 int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	      uint8_t **buf, const uint8_t **data, size_t *len);
-/* Write len bytes at off (at the end of the file if append). */
+/* How file_write may answer the writer early: fn(arg) replies success. */
+struct file_ack {
+	void (*fn)(void *arg);
+	void *arg;
+	bool done; /* set once fn was called */
+};
+/* Write len bytes at off (at the end of the file if append). With ack, a
+ * write of whole blocks past the end of the file is acknowledged as soon as
+ * its backing space is reserved and the file extended, and completed after
+ * that under the inode's lock (so everything that comes later sees it);
+ * an error after the acknowledgement is kept for the next fsync or flush.
+ * Returns 0 or -errno (meaningful while !ack->done). */
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
-	       size_t len, uint64_t off, bool append);
+	       size_t len, uint64_t off, bool append, struct file_ack *ack);
+/* The error of a write acknowledged early, once (0 if none); waits for a
+ * write in progress. For flush (close). */
+int file_flush(struct fs *fs, struct inode *in);
 int file_truncate(struct fs *fs, struct inode *in, uint64_t size);
 int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		   uint64_t len);

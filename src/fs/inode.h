@@ -67,6 +67,7 @@ struct inode {
 	bool fd_rw;
 	bool id_valid;
 	uint8_t id[CONTENT_FILE_ID_LEN];
+	int wb_err;		/* under hdr_lock: see file_write */
 
 	/* xattr negative cache (under hdr_lock, see xattr.c): the backing
 	 * object had no attribute we show, valid until xnone_until

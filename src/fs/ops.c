@@ -449,13 +449,31 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
+struct write_reply {
+	fuse_req_t req;
+	size_t size;
+};
+
+static void ack_write(void *arg)
+{
+	struct write_reply *w = arg;
+
+	fuse_reply_write(w->req, w->size);
+}
+
+/* The reply may go out from inside file_write (see file_ack), after which
+ * req must not be touched. */
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
+	struct write_reply w = { .req = req, .size = size };
+	struct file_ack ack = { .fn = ack_write, .arg = &w };
 	int rc;
 
 	rc = file_write(get_fs(req), get_in(req, ino), (const uint8_t *)buf,
-			size, (uint64_t)off, fi->fh & FH_APPEND);
+			size, (uint64_t)off, fi->fh & FH_APPEND, &ack);
+	if (ack.done)
+		return;
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -465,9 +483,11 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 static void op_flush(fuse_req_t req, fuse_ino_t ino,
 		     struct fuse_file_info *fi)
 {
-	(void)ino;
+	struct inode *in = get_in(req, ino);
+
 	(void)fi;
-	fuse_reply_err(req, 0);
+	fuse_reply_err(req, in->type == S_IFREG ?
+				    -file_flush(get_fs(req), in) : 0);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,

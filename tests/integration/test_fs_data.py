@@ -7,6 +7,7 @@ in-memory model of the file."""
 
 import errno
 import itertools
+import mmap
 import os
 import random
 
@@ -260,6 +261,48 @@ def test_seek_data_hole(vfs):
         assert d in (8192, 1024 * 1024)
     finally:
         os.close(fd)
+
+
+def test_whole_block_appends_are_visible_at_once(cvfs, mounter):
+    """Writes of whole blocks at the end of a file are acknowledged before
+    their blocks reach the backing file (once the space is reserved). When
+    write() returns, the backing file must already have its new size, and
+    every other way in must see the bytes: a second descriptor with
+    O_DIRECT (no page cache), an unaligned append, a truncate, a remount."""
+    p = cvfs.p("f")
+    blk = 4096
+    data = b""
+    buf = mmap.mmap(-1, 32 * blk)  # page-aligned, for O_DIRECT
+    fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+    rd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+    try:
+        for k in range(40):
+            chunk = util.rand_bytes(blk * (1 + k % 32), 100 + k)
+            assert os.write(fd, chunk) == len(chunk)
+            data += chunk
+            back = util.only_backing_file(cvfs.cipherdir)
+            assert os.stat(back).st_size == util.cipher_size(
+                len(data), cvfs.overhead), k
+            n = len(chunk)
+            assert os.preadv(rd, [buf], len(data) - n) == n, k
+            assert buf[:n] == chunk, k
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+        os.close(rd)
+        buf.close()
+    assert read_file(p) == data
+    # an unaligned append and a truncate right behind them
+    more = util.rand_bytes(3 * blk, 7)
+    with open(p, "ab") as f:
+        f.write(more)
+        f.write(b"tail")
+    os.truncate(p, len(data) + blk)
+    want = data + more[:blk]
+    assert read_file(p) == want
+    mounter.unmount(cvfs)
+    m = mounter.mount(cvfs.cipherdir)
+    assert read_file(os.path.join(m.mnt, "f")) == want
 
 
 def test_fsync(vfs):
