@@ -25,8 +25,11 @@
 
 #include <openssl/rand.h>
 
-/* Batches of at least this many blocks go to the worker pool. */
+/* Batches of at least this many blocks go to the worker pool; more for an
+ * implementation whose measured speed (auto mode) makes a batch shorter
+ * than PAR_MIN_US, where waking a worker would cost about what it saves. */
 #define PAR_MIN_BLOCKS 16
+#define PAR_MIN_US 40
 #define CHUNK_BLOCKS 8
 #define MAX_CHUNKS (2 * POOL_MAX_THREADS)
 /* Largest single message (the libraries take int lengths). */
@@ -44,6 +47,7 @@ struct tctx {
 
 struct aead {
 	const struct aead_impl *impl;
+	size_t par_min; /* PAR_MIN_BLOCKS or more */
 	uint8_t *key; /* key_len bytes, secmem */
 	pthread_key_t tls;
 	pthread_mutex_t lock;
@@ -65,6 +69,8 @@ static const struct {
 	[AEAD_AES_SIV_512] = { "AES-SIV-512", 64, 16 },
 	[AEAD_XCHACHA20_POLY1305] = { "XChaCha20-Poly1305", 32, 24 },
 };
+
+static size_t par_min_for(const struct aead_impl *impl);
 
 /* Bumped in the child after fork() so that no nonce bought by the parent
  * is ever used again in the child. */
@@ -96,14 +102,31 @@ size_t aead_cipher_nonce_len(enum aead_cipher c)
 	return (unsigned)c < AEAD_CIPHER_COUNT ? ciphers[c].nonce_len : 0;
 }
 
-size_t aead_impl_count(void)
+size_t aead_impl_count_all(void)
 {
 	return NIMPLS;
 }
 
-const struct aead_impl *aead_impl_at(size_t i)
+const struct aead_impl *aead_impl_at_all(size_t i)
 {
 	return i < NIMPLS ? impls[i] : NULL;
+}
+
+size_t aead_impl_count(void)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < NIMPLS; k++)
+		n += aead_impl_supported(impls[k], NULL);
+	return n;
+}
+
+const struct aead_impl *aead_impl_at(size_t i)
+{
+	for (size_t k = 0; k < NIMPLS; k++)
+		if (aead_impl_supported(impls[k], NULL) && i-- == 0)
+			return impls[k];
+	return NULL;
 }
 
 const struct aead_impl *aead_impl_find(const char *name)
@@ -211,6 +234,7 @@ int aead_new(struct aead **out, const struct aead_impl *impl,
 	if (!a)
 		return -ENOMEM;
 	a->impl = impl;
+	a->par_min = par_min_for(impl);
 	a->key = secmem_alloc(key_len);
 	if (!a->key)
 		goto out_free;
@@ -582,7 +606,7 @@ static int run_batch(struct batch *b, size_t *bad)
 	size_t chunks, k;
 	int rc = 0;
 
-	if (b->nblocks >= PAR_MIN_BLOCKS)
+	if (b->nblocks >= b->a->par_min)
 		threads = pool_get_threads();
 	if (threads <= 1) {
 		size_t dummy;
@@ -722,6 +746,11 @@ int aead_impl_bench(const struct aead_impl *impl, unsigned ms, double *mbs)
 static pthread_mutex_t g_auto_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct aead_impl *g_auto[AEAD_CIPHER_COUNT]; /* g_auto_lock */
 static char g_auto_fig[AEAD_CIPHER_COUNT][256];		   /* g_auto_lock */
+/* The choice and its speed for par_min_for, which aead_new calls (also
+ * from inside aead_impl_auto, under g_auto_lock). */
+static pthread_mutex_t g_pick_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct aead_impl *g_pick[AEAD_CIPHER_COUNT]; /* g_pick_lock */
+static double g_pick_mbs[AEAD_CIPHER_COUNT];		   /* g_pick_lock */
 
 const struct aead_impl *aead_impl_auto(enum aead_cipher c, unsigned budget_ms,
 				       char *figures, size_t figlen)
@@ -763,10 +792,27 @@ const struct aead_impl *aead_impl_auto(enum aead_cipher c, unsigned budget_ms,
 						cand[i]->name, sum[i]);
 	}
 	g_auto[c] = best;
+	pthread_mutex_lock(&g_pick_lock);
+	g_pick[c] = best;
+	g_pick_mbs[c] = best ? sum[best_i] : 0;
+	pthread_mutex_unlock(&g_pick_lock);
 out:
 	best = g_auto[c];
 	if (figures && figlen)
 		snprintf(figures, figlen, "%s", g_auto_fig[c]);
 	pthread_mutex_unlock(&g_auto_lock);
 	return best;
+}
+
+static size_t par_min_for(const struct aead_impl *impl)
+{
+	double mbs = 0, blocks;
+
+	pthread_mutex_lock(&g_pick_lock);
+	if (g_pick[impl->cipher] == impl)
+		mbs = g_pick_mbs[impl->cipher];
+	pthread_mutex_unlock(&g_pick_lock);
+	/* MB/s is bytes per microsecond */
+	blocks = mbs * PAR_MIN_US / 4096; /* aead_bench seals 4 KiB */
+	return blocks > PAR_MIN_BLOCKS ? (size_t)blocks : PAR_MIN_BLOCKS;
 }
