@@ -47,9 +47,13 @@ size_t aead_cipher_key_len(enum aead_cipher c);
 /* Nonce length: 16, 16, 24. */
 size_t aead_cipher_nonce_len(enum aead_cipher c);
 
-/* Registry of implementations, in a fixed order. */
+/* Registry of the implementations this CPU can run, in a fixed order (an
+ * implementation that needs instructions the CPU lacks is left out). */
 size_t aead_impl_count(void);
 const struct aead_impl *aead_impl_at(size_t i);
+/* The same including those left out (for -speed to list them as n/a). */
+size_t aead_impl_count_all(void);
+const struct aead_impl *aead_impl_at_all(size_t i);
 /* Look up by full name, e.g. "AES-GCM-256-libgcrypt"; NULL if unknown. */
 const struct aead_impl *aead_impl_find(const char *name);
 const char *aead_impl_name(const struct aead_impl *impl);

@@ -402,13 +402,10 @@ INLINE void gcm(const struct vctx *c, uint8_t *out, const uint8_t *in,
 
 /* AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI and PCLMULQDQ, and an OS that
  * saves the opmask and all 512-bit registers (XCR0 bits 1, 2, 5, 6, 7). */
-static bool cpu_ok(void)
+static bool cpu_has(void)
 {
 	unsigned a, b, c, d, xcr0_lo, xcr0_hi;
 
-	/* test hook: behave as on a CPU without them */
-	if (secure_getenv("VEILFS_NO_VAES"))
-		return false;
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_AES) ||
 	    !(c & bit_PCLMUL) || !(c & bit_OSXSAVE))
 		return false;
@@ -419,6 +416,23 @@ static bool cpu_ok(void)
 		return false;
 	return (b & bit_AVX512F) && (b & bit_AVX512BW) &&
 	       (b & bit_AVX512VL) && (c & bit_VAES) && (c & bit_VPCLMULQDQ);
+}
+
+/* cpu_has(), asked once (CPUID traps to the hypervisor in a VM), unless the
+ * environment has VEILFS_NO_VAES (a test hook: behave as on a CPU without
+ * the instructions). */
+static bool cpu_ok(void)
+{
+	static int known; /* 0 not asked yet, 1 yes, -1 no; atomic */
+	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (secure_getenv("VEILFS_NO_VAES"))
+		return false;
+	if (!v) {
+		v = cpu_has() ? 1 : -1;
+		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
+	}
+	return v > 0;
 }
 
 static void vaes_free(void *ctx)

@@ -82,7 +82,7 @@ static int bench_all(double *mbs, size_t n, const bool *use, unsigned ms)
 
 	for (int round = 0; round < ROUNDS; round++)
 		for (size_t k = 0; k < n; k++)
-			if (use[k] && aead_impl_bench(aead_impl_at(k), ms,
+			if (use[k] && aead_impl_bench(aead_impl_at_all(k), ms,
 						      &r[round][k]))
 				rc = -EIO, r[round][k] = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -143,7 +143,7 @@ out:
 
 int speed_run(FILE *out)
 {
-	size_t n = aead_impl_count(), best[AEAD_CIPHER_COUNT];
+	size_t n = aead_impl_count_all(), best[AEAD_CIPHER_COUNT];
 	double mbs[16], par;
 	bool use[16];
 	int rc, c;
@@ -152,12 +152,12 @@ int speed_run(FILE *out)
 		n = 16;
 	print_cpu(out);
 	for (size_t k = 0; k < n; k++)
-		use[k] = aead_impl_supported(aead_impl_at(k), NULL);
+		use[k] = aead_impl_supported(aead_impl_at_all(k), NULL);
 	rc = bench_all(mbs, n, use, ROUND_MS);
 	for (c = 0; c < AEAD_CIPHER_COUNT; c++) {
 		best[c] = n;
 		for (size_t k = 0; k < n; k++) {
-			if ((int)aead_impl_cipher(aead_impl_at(k)) != c ||
+			if ((int)aead_impl_cipher(aead_impl_at_all(k)) != c ||
 			    mbs[k] <= 0)
 				continue;
 			if (best[c] == n || mbs[k] > mbs[best[c]])
@@ -165,7 +165,7 @@ int speed_run(FILE *out)
 		}
 	}
 	for (size_t k = 0; k < n; k++) {
-		const struct aead_impl *im = aead_impl_at(k);
+		const struct aead_impl *im = aead_impl_at_all(k);
 		const char *needs;
 
 		if (!aead_impl_supported(im, &needs)) {
@@ -182,10 +182,10 @@ int speed_run(FILE *out)
 
 		if (best[c] == n)
 			continue;
-		if (bench_parallel(aead_impl_at(best[c]), PAR_MS, &par))
+		if (bench_parallel(aead_impl_at_all(best[c]), PAR_MS, &par))
 			rc = -EIO;
 		snprintf(name, sizeof(name), "%s parallel (%u threads)",
-			 aead_impl_name(aead_impl_at(best[c])),
+			 aead_impl_name(aead_impl_at_all(best[c])),
 			 aead_get_threads());
 		fprintf(out, "%-44s %8.2f MB/s\n", name, par);
 	}
@@ -205,7 +205,7 @@ int speed_run(FILE *out)
 enum aead_cipher speed_pick_cipher(unsigned budget_ms, double *gcm,
 				   double *xchacha)
 {
-	size_t n = aead_impl_count(), k, count = 0;
+	size_t n = aead_impl_count_all(), k, count = 0;
 	double mbs[16], g = 0, x = 0;
 	bool use[16];
 
@@ -216,18 +216,18 @@ enum aead_cipher speed_pick_cipher(unsigned budget_ms, double *gcm,
 	if (budget_ms > 500)
 		budget_ms = 500;
 	for (k = 0; k < n; k++) {
-		enum aead_cipher c = aead_impl_cipher(aead_impl_at(k));
+		enum aead_cipher c = aead_impl_cipher(aead_impl_at_all(k));
 
 		use[k] = (c == AEAD_AES_GCM_256 ||
 			  c == AEAD_XCHACHA20_POLY1305) &&
-			 aead_impl_supported(aead_impl_at(k), NULL);
+			 aead_impl_supported(aead_impl_at_all(k), NULL);
 		count += use[k];
 	}
 	if (count)
 		bench_all(mbs, n, use,
 			  budget_ms / (2 * ROUNDS * (unsigned)count) + 1);
 	for (k = 0; k < n; k++) {
-		enum aead_cipher c = aead_impl_cipher(aead_impl_at(k));
+		enum aead_cipher c = aead_impl_cipher(aead_impl_at_all(k));
 
 		if (use[k] && c == AEAD_AES_GCM_256 && mbs[k] > g)
 			g = mbs[k];

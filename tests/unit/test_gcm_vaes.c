@@ -268,11 +268,13 @@ TEST(matches_reference)
 	static const size_t lens[] = { 0,  1,  15,  16,	 17,  63,  64,
 				       65, 255, 256, 257, 511, 512, 513,
 				       1000, 4096 };
-	uint8_t iv[16], aad[70], *pt = xmalloc(4096), *want = xmalloc(4112);
+	uint8_t iv[16], aad[70], *pt, *want;
 	struct vaes v;
 
 	if (!aead_impl_supported(im, NULL))
 		SKIP("no VAES/AVX-512 on this CPU");
+	pt = xmalloc(4096);
+	want = xmalloc(4112);
 	ASSERT(vaes_init(&v));
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		size_t alen = (i * 7) % sizeof(aad);
@@ -360,12 +362,14 @@ TEST(counter_wraps_mod_2_32)
 					  0xffffffdf, 0xffffff00, 0x123456df,
 					  0x123456e0, 0x000000de, 0x00ffffdf };
 	static const size_t lens[] = { 64, 300, 512, 4096, 70000 };
-	uint8_t iv[16], aad[24], *pt = xmalloc(70000), *want = xmalloc(70016);
+	uint8_t iv[16], aad[24], *pt, *want;
 	blk h, zero = { 0 }, j0, got;
 	struct vaes v;
 
 	if (!aead_impl_supported(im, NULL))
 		SKIP("no VAES/AVX-512 on this CPU");
+	pt = xmalloc(70000);
+	want = xmalloc(70016);
 	ASSERT(vaes_init(&v));
 	aes_ecb(h, v.key, zero);
 	for (size_t i = 0; i < sizeof(start) / sizeof(start[0]); i++) {
@@ -393,12 +397,14 @@ out:
 TEST(tampering_fails)
 {
 	static const size_t lens[] = { 0, 1, 33, 4096 };
-	uint8_t iv[16], aad[24], *pt = xmalloc(4096), *body = xmalloc(4112);
-	uint8_t *back = xmalloc(4096);
+	uint8_t iv[16], aad[24], *pt, *body, *back;
 	struct vaes v;
 
 	if (!aead_impl_supported(im, NULL))
 		SKIP("no VAES/AVX-512 on this CPU");
+	pt = xmalloc(4096);
+	body = xmalloc(4112);
+	back = xmalloc(4096);
 	ASSERT(vaes_init(&v));
 	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 		size_t n = lens[l];
@@ -496,13 +502,17 @@ TEST(public_api_matches_openssl)
 
 /* On a CPU without the instructions (simulated with VEILFS_NO_VAES, in a
  * child so that the auto-mode choice of this process stays untouched):
- * aead_new refuses, auto mode picks another implementation, -speed prints
- * n/a and succeeds. */
+ * aead_new refuses, the registry leaves it out, auto mode picks another
+ * implementation, -speed prints n/a and succeeds. */
 TEST(unsupported_cpu_is_skipped)
 {
 	int status = -1;
-	pid_t pid = fork();
+	pid_t pid;
 
+	if (aead_impl_supported(im, NULL))
+		ASSERT_INT_EQ(aead_impl_count(), aead_impl_count_all());
+	fflush(stdout);
+	pid = fork();
 	ASSERT(pid >= 0);
 	if (pid == 0) {
 		char out[8192] = "";
@@ -519,6 +529,12 @@ TEST(unsupported_cpu_is_skipped)
 			!needs || strcmp(needs, "VAES/AVX-512") != 0;
 		fail |= aead_new(&a, im, key, 32) != -ENOTSUP || a;
 		fail |= im->ctx_new(&ctx, key) != -ENOTSUP || ctx;
+		/* left out of the registry, listed only by the _all calls */
+		fail |= aead_impl_count() + 1 != aead_impl_count_all();
+		for (size_t k = 0; k < aead_impl_count(); k++)
+			fail |= aead_impl_at(k) == im;
+		fail |= !aead_impl_at(aead_impl_count() - 1) ||
+			aead_impl_at(aead_impl_count());
 		fail |= aead_impl_auto(AEAD_AES_GCM_256, 30, NULL, 0) == im ||
 			!aead_impl_auto(AEAD_AES_GCM_256, 30, NULL, 0);
 		fail |= !f || speed_run(f) != 0;
