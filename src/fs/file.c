@@ -261,15 +261,12 @@ static int write_blocks(struct fs *fs, struct inode *in, int fd,
 }
 
 /* Make sure the header exists and the ID is loaded; *S gets the plaintext
- * size. rw held for writing. */
-static int prepare_write(struct fs *fs, struct inode *in, int fd, uint64_t *S)
+ * size. csize: the backing file's size. rw held for writing. */
+static int prepare_write(struct fs *fs, struct inode *in, int fd,
+			 uint64_t csize, uint64_t *S)
 {
-	uint64_t csize;
 	int rc;
 
-	rc = cipher_size(fd, &csize);
-	if (rc)
-		return rc;
 	if (csize <= HL) {
 		*S = 0;
 		return new_header(fs, in, fd);
@@ -345,7 +342,7 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 			in->id_valid = false;
 		return rc;
 	}
-	rc = prepare_write(fs, in, fd, &S);
+	rc = prepare_write(fs, in, fd, csize, &S);
 	if (rc)
 		return rc;
 	if (append)
@@ -401,7 +398,7 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 		return rc;
 	}
 	/* Grow. */
-	rc = prepare_write(fs, in, fd, &S);
+	rc = prepare_write(fs, in, fd, csize, &S);
 	if (rc)
 		return rc;
 	if (size % PBS == 0) {
