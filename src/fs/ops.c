@@ -192,21 +192,29 @@ static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
 		if (fd < 0)
 			return fd;
 	} else {
-		rc = loc_get(fs, in, &l);
-		if (!rc) {
-			pfd = dirfd_get(fs, l.parent);
-			if (pfd < 0) {
-				rc = pfd;
-				pfd = -1;
-			}
-		} else if (rc == -ESTALE) {
+		/* An open file (tar's fchown/fchmod/futimens): its own fd
+		 * names exactly this inode, with no name to resolve. */
+		if (in->type == S_IFREG) {
 			pthread_rwlock_rdlock(&in->rw);
-			held = true;
-			fd = in->fd;
-			rc = fd < 0 ? -ESTALE : 0;
+			if (in->fd >= 0) {
+				held = true;
+				fd = in->fd;
+			} else {
+				pthread_rwlock_unlock(&in->rw);
+			}
 		}
-		if (rc)
-			goto out;
+		if (!held) {
+			rc = loc_get(fs, in, &l);
+			if (!rc) {
+				pfd = dirfd_get(fs, l.parent);
+				if (pfd < 0) {
+					rc = pfd;
+					pfd = -1;
+				}
+			}
+			if (rc)
+				goto out;
+		}
 	}
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		if (fd >= 0)

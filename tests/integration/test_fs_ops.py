@@ -117,6 +117,43 @@ def test_utime(vfs):
     assert os.stat(p).st_mtime_ns != mt
 
 
+def test_meta_through_open_descriptors(vfs):
+    """fchmod/fchown/futimens on an open file (what tar does for every
+    file) reach the backing file through the daemon's own descriptor,
+    also after the file was unlinked or renamed."""
+    p = vfs.p("f")
+    at, mt = 1_100_000_000_000_000_001, 1_200_000_000_000_000_002
+    fd = os.open(p, os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        os.write(fd, b"tar member")
+        os.fchown(fd, 1234, 5678)
+        os.fchmod(fd, 0o751)
+        os.utime(fd, ns=(at, mt))
+        st = os.stat(p)
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (1234, 5678,
+                                                                0o751)
+        assert (st.st_atime_ns, st.st_mtime_ns) == (at, mt)
+        if not vfs.plaintextnames:
+            back = os.stat(util.only_backing_file(vfs.cipherdir))
+            assert (back.st_uid, back.st_gid) == (1234, 5678)
+            assert back.st_mode & 0o7777 == 0o751
+            assert back.st_mtime_ns == mt
+        os.rename(p, vfs.p("g"))
+        os.fchmod(fd, 0o640)
+        assert os.stat(vfs.p("g")).st_mode & 0o7777 == 0o640
+        os.unlink(vfs.p("g"))
+        os.fchmod(fd, 0o600)
+        os.utime(fd, ns=(at, at))
+        st = os.fstat(fd)
+        assert st.st_mode & 0o7777 == 0o600 and st.st_mtime_ns == at
+    finally:
+        os.close(fd)
+    # and by name once closed
+    write_file(vfs.p("h"), b"x")
+    os.chmod(vfs.p("h"), 0o604)
+    assert os.stat(vfs.p("h")).st_mode & 0o7777 == 0o604
+
+
 def test_readdir_hides_internal_files(vfs):
     names = {"a", "b.txt", "c" * 176, "d" * 255, "dir", "e f", "ü"}
     for n in names - {"dir"}:
