@@ -155,6 +155,17 @@ aead_run_open(void *ctx, const struct aead_run *r, size_t nonce_len,
 extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry, aead_gcm_vaes;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;
 extern const struct aead_impl aead_xchacha_ossl, aead_xchacha_gcry;
+extern const struct aead_impl aead_xchacha_avx512;
+
+/* Test hooks of the AVX-512 XChaCha20-Poly1305 code (-ENOTSUP on CPUs
+ * without it): RFC 8439 Poly1305 of any message (§2.5), and the
+ * ChaCha20-Poly1305 AEAD with a 12-byte nonce (§2.8), out = C || tag. */
+int xchacha_avx512_test_poly1305(uint8_t tag[16], const uint8_t key[32],
+				 const uint8_t *msg, size_t len);
+int xchacha_avx512_test_chapoly(uint8_t *out, const uint8_t key[32],
+				const uint8_t nonce[12], const uint8_t *pt,
+				size_t len, const uint8_t *aad,
+				size_t aadlen);
 
 /* Test hook: RFC 5297 SIV || C over any S2V vector with a 32- or 64-byte
  * key (AES-SIV-256/-512) through the OpenSSL S2V/CTR core. */

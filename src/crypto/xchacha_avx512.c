@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * XChaCha20-Poly1305 (spec §3.7, draft-irtf-cfrg-xchacha over RFC 8439) on
+ * our own AVX-512 code. HChaCha20 and the Poly1305 key block (counter 0)
+ * run as single blocks with the state's four rows in four 128-bit
+ * registers; the message keystream runs 16 blocks at a time in the
+ * vertical layout (one state word per 512-bit register, lane j = block
+ * counter + j), transposed into 16 blocks of 64 bytes before the XOR; the
+ * last, partial step uses masked loads and stores. Poly1305 works on
+ * 64-bit limbs (mod 2^130 - 5) for the AAD, short tails and the length
+ * block, and on eight lanes of five 26-bit limbs for runs of at least 16
+ * blocks: lane j accumulates blocks j, j + 8, ... multiplied by r^8 each
+ * step, and the last step multiplies lane j by r^(8-j) before the lanes
+ * are summed. Everything is branch-free on secret data; the context (key,
+ * the message's subkey, Poly1305 key and powers of r) is in locked memory.
+ * It can only be created on a CPU with AVX-512 F/BW/VL (-ENOTSUP
+ * otherwise, and also when the environment has VEILFS_NO_AVX512_CHACHA,
+ * for tests of that case). The 32-bit block counter limits a message to
+ * 256 GiB, far above any content block.
+ */
+#include "crypto/aead_impl.h"
+
+#include "common/secmem.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cpuid.h>
+#include <immintrin.h>
+
+#define TARGET                                                               \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512ifma")))
+#define INLINE static inline __attribute__((always_inline)) TARGET
+
+#define M44 0xfffffffffffULL
+#define M42 0x3ffffffffffULL
+#define VEC_MIN_BLOCKS 16 /* Poly1305 blocks from which the lanes pay */
+
+struct poly {
+	uint64_t r0, r1, s1; /* clamped r, s1 = 5 * r1 / 4 */
+	uint64_t h0, h1, h2; /* accumulator, h2 small */
+	uint64_t pad0, pad1; /* s */
+	/* limb i of r^(8-j) in pw[i][j], limbs 1 and 2 times 20 */
+	uint64_t pw[3][8], pw20[2][8];
+};
+
+struct xctx {
+	__m128i kb, kc; /* the key as rows 1 and 2 of the ChaCha state */
+	struct poly p;	/* per-message scratch */
+};
+
+/* ---- ChaCha20, one block in four rows ----------------------------------- */
+
+INLINE __m128i row0(void)
+{
+	return _mm_set_epi32(0x6b206574, 0x79622d32, 0x3320646e, 0x61707865);
+}
+
+#define QR_ROWS(a, b, c, d)                                                  \
+	do {                                                                 \
+		a = _mm_add_epi32(a, b);                                     \
+		d = _mm_rol_epi32(_mm_xor_si128(d, a), 16);                  \
+		c = _mm_add_epi32(c, d);                                     \
+		b = _mm_rol_epi32(_mm_xor_si128(b, c), 12);                  \
+		a = _mm_add_epi32(a, b);                                     \
+		d = _mm_rol_epi32(_mm_xor_si128(d, a), 8);                   \
+		c = _mm_add_epi32(c, d);                                     \
+		b = _mm_rol_epi32(_mm_xor_si128(b, c), 7);                   \
+	} while (0)
+
+/* Ten double rounds on the rows a..d: column rounds, then diagonal rounds
+ * with rows 1..3 rotated by one, two and three words. */
+INLINE void rounds_rows(__m128i *a, __m128i *b, __m128i *c, __m128i *d)
+{
+	__m128i x = *a, y = *b, z = *c, w = *d;
+
+	for (int i = 0; i < 10; i++) {
+		QR_ROWS(x, y, z, w);
+		y = _mm_shuffle_epi32(y, 0x39);
+		z = _mm_shuffle_epi32(z, 0x4e);
+		w = _mm_shuffle_epi32(w, 0x93);
+		QR_ROWS(x, y, z, w);
+		y = _mm_shuffle_epi32(y, 0x93);
+		z = _mm_shuffle_epi32(z, 0x4e);
+		w = _mm_shuffle_epi32(w, 0x39);
+	}
+	*a = x, *b = y, *c = z, *d = w;
+}
+
+/* ---- ChaCha20, 16 blocks in the vertical layout --------------------------- */
+
+#define QR_V(a, b, c, d)                                                     \
+	do {                                                                 \
+		x[a] = _mm512_add_epi32(x[a], x[b]);                         \
+		x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 16);   \
+		x[c] = _mm512_add_epi32(x[c], x[d]);                         \
+		x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 12);   \
+		x[a] = _mm512_add_epi32(x[a], x[b]);                         \
+		x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 8);    \
+		x[c] = _mm512_add_epi32(x[c], x[d]);                         \
+		x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 7);    \
+	} while (0)
+
+/* Word i of a row, in all 16 lanes. */
+INLINE __m512i bcast(__m128i row, int i)
+{
+	return _mm512_permutexvar_epi32(_mm512_set1_epi32(i),
+					_mm512_castsi128_si512(row));
+}
+
+/* The 16 keystream blocks of the state s (lane j: counter + j), block b in
+ * k[b]. */
+INLINE void chacha16(__m512i k[16], const __m512i s[16])
+{
+	__m512i x[16], t[16], a[4][4];
+
+	for (int i = 0; i < 16; i++)
+		x[i] = s[i];
+	for (int i = 0; i < 10; i++) {
+		QR_V(0, 4, 8, 12);
+		QR_V(1, 5, 9, 13);
+		QR_V(2, 6, 10, 14);
+		QR_V(3, 7, 11, 15);
+		QR_V(0, 5, 10, 15);
+		QR_V(1, 6, 11, 12);
+		QR_V(2, 7, 8, 13);
+		QR_V(3, 4, 9, 14);
+	}
+	for (int i = 0; i < 16; i++)
+		x[i] = _mm512_add_epi32(x[i], s[i]);
+	/* transpose: pairs of words, then groups of four words in each
+	 * 128-bit lane (a[g][m] lane q = words 4g..4g+3 of block 4q + m),
+	 * then the 128-bit lanes */
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_epi32(x[i], x[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(x[i], x[i + 1]);
+	}
+	for (int g = 0; g < 4; g++) {
+		a[g][0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+		a[g][1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+		a[g][2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+		a[g][3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+	}
+	for (int m = 0; m < 4; m++) {
+		__m512i s0 = _mm512_shuffle_i32x4(a[0][m], a[1][m], 0x88);
+		__m512i s1 = _mm512_shuffle_i32x4(a[0][m], a[1][m], 0xdd);
+		__m512i s2 = _mm512_shuffle_i32x4(a[2][m], a[3][m], 0x88);
+		__m512i s3 = _mm512_shuffle_i32x4(a[2][m], a[3][m], 0xdd);
+
+		k[m] = _mm512_shuffle_i32x4(s0, s2, 0x88);
+		k[4 + m] = _mm512_shuffle_i32x4(s1, s3, 0x88);
+		k[8 + m] = _mm512_shuffle_i32x4(s0, s2, 0xdd);
+		k[12 + m] = _mm512_shuffle_i32x4(s1, s3, 0xdd);
+	}
+}
+
+/* out = in ^ keystream from block counter 1 on, len bytes, under the key
+ * rows kb, kc and the counter/nonce row d (its counter word ignored). */
+INLINE void chacha_xor(uint8_t *out, const uint8_t *in, size_t len,
+		       __m128i kb, __m128i kc, __m128i d)
+{
+	__m512i s[16], k[16];
+	__m128i r0 = row0();
+
+	for (int i = 0; i < 4; i++) {
+		s[i] = bcast(r0, i);
+		s[4 + i] = bcast(kb, i);
+		s[8 + i] = bcast(kc, i);
+		s[12 + i] = bcast(d, i);
+	}
+	s[12] = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+				 3, 2, 1);
+	for (; len >= 1024; len -= 1024, in += 1024, out += 1024) {
+		chacha16(k, s);
+		for (int b = 0; b < 16; b++)
+			_mm512_storeu_si512(
+				out + 64 * b,
+				_mm512_xor_si512(
+					k[b], _mm512_loadu_si512(in + 64 * b)));
+		s[12] = _mm512_add_epi32(s[12], _mm512_set1_epi32(16));
+	}
+	if (!len)
+		return;
+	chacha16(k, s);
+	for (int b = 0; b < 16; b++) {
+		size_t off = 64 * (size_t)b;
+		__mmask64 m;
+
+		if (off >= len)
+			break;
+		m = len - off >= 64 ? ~(__mmask64)0
+				    : ((__mmask64)1 << (len - off)) - 1;
+		_mm512_mask_storeu_epi8(
+			out + off, m,
+			_mm512_xor_si512(k[b],
+					 _mm512_maskz_loadu_epi8(m, in + off)));
+	}
+}
+
+/* ---- Poly1305 ------------------------------------------------------------ */
+
+typedef unsigned __int128 u128;
+
+INLINE uint64_t le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8); /* x86: little-endian */
+	return v;
+}
+
+/* Poly1305 key (r || s, 32 bytes) into p; h = 0. */
+TARGET static void poly_init(struct poly *p, const uint8_t key[32])
+{
+	p->r0 = le64(key) & 0x0ffffffc0fffffffULL;
+	p->r1 = le64(key + 8) & 0x0ffffffc0ffffffcULL;
+	p->s1 = p->r1 + (p->r1 >> 2);
+	p->pad0 = le64(key + 16);
+	p->pad1 = le64(key + 24);
+	p->h0 = p->h1 = p->h2 = 0;
+}
+
+/* h = h * r mod 2^130 - 5, partly reduced (h2 <= 4); h2 may be up to 2^6. */
+static inline __attribute__((always_inline)) void
+mul_r(uint64_t *h0, uint64_t *h1, uint64_t *h2, uint64_t r0, uint64_t r1,
+      uint64_t s1)
+{
+	u128 d0 = (u128)*h0 * r0 + (u128)*h1 * s1;
+	u128 d1 = (u128)*h0 * r1 + (u128)*h1 * r0 + (u128)*h2 * s1;
+	uint64_t d2 = *h2 * r0, c;
+
+	d1 += (uint64_t)(d0 >> 64);
+	d2 += (uint64_t)(d1 >> 64);
+	/* bits 130 and up, times 5, back into the bottom */
+	c = (d2 >> 2) + (d2 & ~(uint64_t)3);
+	d0 = (u128)(uint64_t)d0 + c;
+	*h0 = (uint64_t)d0;
+	d1 = (u128)(uint64_t)d1 + (uint64_t)(d0 >> 64);
+	*h1 = (uint64_t)d1;
+	*h2 = (d2 & 3) + (uint64_t)(d1 >> 64);
+}
+
+/* n whole blocks at m, each with 2^128 added (hibit) or not. */
+TARGET static void poly_blocks(struct poly *p, const uint8_t *m, size_t n,
+			uint64_t hibit)
+{
+	uint64_t h0 = p->h0, h1 = p->h1, h2 = p->h2;
+
+	for (; n; n--, m += 16) {
+		u128 t = (u128)h0 + le64(m);
+
+		h0 = (uint64_t)t;
+		t = (u128)h1 + le64(m + 8) + (uint64_t)(t >> 64);
+		h1 = (uint64_t)t;
+		h2 += (uint64_t)(t >> 64) + hibit;
+		mul_r(&h0, &h1, &h2, p->r0, p->r1, p->s1);
+	}
+	p->h0 = h0, p->h1 = h1, p->h2 = h2;
+}
+
+/* h mod 2^130 - 5, fully reduced, branch-free (any h2 < 2^62: after the
+ * partial reduction h < 2^130 + 2^66 < 2p, so one subtraction of p is
+ * enough). */
+TARGET static void poly_full(uint64_t h[3])
+{
+	uint64_t c = (h[2] >> 2) + (h[2] & ~(uint64_t)3), g0, g1, g2, mask;
+	u128 t;
+
+	h[2] &= 3;
+	t = (u128)h[0] + c;
+	h[0] = (uint64_t)t;
+	t = (u128)h[1] + (uint64_t)(t >> 64);
+	h[1] = (uint64_t)t;
+	h[2] += (uint64_t)(t >> 64);
+	/* g = h + 5 - 2^130; take it if it does not borrow (h >= p) */
+	t = (u128)h[0] + 5;
+	g0 = (uint64_t)t;
+	t = (u128)h[1] + (uint64_t)(t >> 64);
+	g1 = (uint64_t)t;
+	g2 = h[2] + (uint64_t)(t >> 64);
+	mask = 0 - (g2 >> 2); /* all ones when g >= 2^130 */
+	h[0] = (h[0] & ~mask) | (g0 & mask);
+	h[1] = (h[1] & ~mask) | (g1 & mask);
+	h[2] = (h[2] & ~mask) | ((g2 & 3) & mask);
+}
+
+/* The powers r^1..r^8 as 44-bit limbs (lane j = r^(8-j)) into p->pw, and
+ * limbs 1 and 2 times 20 (2^132 = 20 mod p) into p->pw20. */
+TARGET static void poly_powers(struct poly *p)
+{
+	uint64_t h[3] = { p->r0, p->r1, 0 };
+
+	for (int k = 1; k <= 8; k++) {
+		uint64_t f[3];
+		int j = 8 - k;
+
+		if (k > 1)
+			mul_r(&h[0], &h[1], &h[2], p->r0, p->r1, p->s1);
+		f[0] = h[0], f[1] = h[1], f[2] = h[2];
+		poly_full(f);
+		p->pw[0][j] = f[0] & M44;
+		p->pw[1][j] = ((f[0] >> 44) | (f[1] << 20)) & M44;
+		p->pw[2][j] = (f[1] >> 24) | (f[2] << 40); /* < 2^42 */
+		p->pw20[0][j] = 20 * p->pw[1][j];
+		p->pw20[1][j] = 20 * p->pw[2][j];
+	}
+}
+
+/* a = a * r lane-wise with IFMA (r as limbs, r20 = limbs 1 and 2 times
+ * 20), with one round of carries: limbs end below 2^44 + 2^15 (limb 2:
+ * 2^42 + 2^12), so that adding a message keeps every input of the 52-bit
+ * multipliers below 2^46 and every product below 2^95. */
+INLINE void mul_v(__m512i a[3], const __m512i r[3], const __m512i r20[2])
+{
+	__m512i z = _mm512_setzero_si512();
+	__m512i m44 = _mm512_set1_epi64((long long)M44);
+	__m512i m42 = _mm512_set1_epi64((long long)M42);
+	__m512i l0, l1, l2, h0, h1, h2, c0, c1, c2;
+
+	/* limb k of the product: bits 0..51 in lk, bits 52..103 in hk */
+#define LO(x, y, acc) _mm512_madd52lo_epu64((acc), (x), (y))
+#define HI(x, y, acc) _mm512_madd52hi_epu64((acc), (x), (y))
+	l0 = LO(a[2], r20[0], LO(a[1], r20[1], LO(a[0], r[0], z)));
+	h0 = HI(a[2], r20[0], HI(a[1], r20[1], HI(a[0], r[0], z)));
+	l1 = LO(a[2], r20[1], LO(a[1], r[0], LO(a[0], r[1], z)));
+	h1 = HI(a[2], r20[1], HI(a[1], r[0], HI(a[0], r[1], z)));
+	l2 = LO(a[2], r[0], LO(a[1], r[1], LO(a[0], r[2], z)));
+	h2 = HI(a[2], r[0], HI(a[1], r[1], HI(a[0], r[2], z)));
+#undef LO
+#undef HI
+	/* 2^52 is 8 bits into the next limb; 2^(88+52) = 5 * 2^10 mod p */
+	l1 = _mm512_add_epi64(l1, _mm512_slli_epi64(h0, 8));
+	l2 = _mm512_add_epi64(l2, _mm512_slli_epi64(h1, 8));
+	l0 = _mm512_add_epi64(l0, _mm512_add_epi64(_mm512_slli_epi64(h2, 12),
+						   _mm512_slli_epi64(h2, 10)));
+	c0 = _mm512_srli_epi64(l0, 44);
+	c1 = _mm512_srli_epi64(l1, 44);
+	c2 = _mm512_srli_epi64(l2, 42);
+	a[0] = _mm512_add_epi64(_mm512_and_si512(l0, m44),
+				_mm512_add_epi64(c2, _mm512_slli_epi64(c2, 2)));
+	a[1] = _mm512_add_epi64(_mm512_and_si512(l1, m44), c0);
+	a[2] = _mm512_add_epi64(_mm512_and_si512(l2, m42), c1);
+}
+
+/* a += the eight blocks at m (lane j: block j) as 44-bit limbs, 2^128
+ * added to each. */
+INLINE void add_msg(__m512i a[3], const uint8_t *m)
+{
+	__m512i x = _mm512_loadu_si512(m), y = _mm512_loadu_si512(m + 64);
+	__m512i lo = _mm512_permutex2var_epi64(
+		x, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), y);
+	__m512i hi = _mm512_permutex2var_epi64(
+		x, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), y);
+	__m512i m44 = _mm512_set1_epi64((long long)M44);
+
+	a[0] = _mm512_add_epi64(a[0], _mm512_and_si512(lo, m44));
+	a[1] = _mm512_add_epi64(
+		a[1], _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(lo, 44),
+						       _mm512_slli_epi64(hi, 20)),
+				       m44));
+	a[2] = _mm512_add_epi64(
+		a[2], _mm512_or_si512(_mm512_srli_epi64(hi, 24),
+				      _mm512_set1_epi64(1LL << 40)));
+}
+
+/* n whole blocks at m with 2^128 each, n a multiple of 8, n >= 16. */
+INLINE void poly_blocks_vec(struct poly *p, const uint8_t *m, size_t n)
+{
+	__m512i a[3], r[3], r20[2], r8[3], r820[2];
+	uint64_t l[3], h0, h1, h2;
+	u128 t;
+
+	poly_powers(p);
+	for (int i = 0; i < 3; i++) {
+		r[i] = _mm512_loadu_si512(p->pw[i]);
+		r8[i] = _mm512_set1_epi64((long long)p->pw[i][0]);
+	}
+	for (int i = 0; i < 2; i++) {
+		r20[i] = _mm512_loadu_si512(p->pw20[i]);
+		r820[i] = _mm512_set1_epi64((long long)p->pw20[i][0]);
+	}
+	/* h (h2 <= 4) into lane 0 */
+	a[0] = _mm512_maskz_mov_epi64(
+		1, _mm512_set1_epi64((long long)(p->h0 & M44)));
+	a[1] = _mm512_maskz_mov_epi64(
+		1, _mm512_set1_epi64(
+			   (long long)(((p->h0 >> 44) | (p->h1 << 20)) & M44)));
+	a[2] = _mm512_maskz_mov_epi64(
+		1, _mm512_set1_epi64(
+			   (long long)((p->h1 >> 24) | (p->h2 << 40))));
+	add_msg(a, m);
+	for (n -= 8, m += 128; n; n -= 8, m += 128) {
+		mul_v(a, r8, r820);
+		add_msg(a, m);
+	}
+	mul_v(a, r, r20);
+	for (int i = 0; i < 3; i++)
+		l[i] = (uint64_t)_mm512_reduce_add_epi64(a[i]);
+	/* limbs below 2^48 each: back to 64-bit limbs */
+	t = (u128)l[0] + ((u128)l[1] << 44);
+	h0 = (uint64_t)t;
+	t = (t >> 64) + ((u128)l[2] << 24);
+	h1 = (uint64_t)t;
+	h2 = (uint64_t)(t >> 64);
+	/* partial reduction: h2 <= 4 again */
+	t = (u128)h0 + ((h2 >> 2) + (h2 & ~(uint64_t)3));
+	p->h0 = (uint64_t)t;
+	t = (u128)h1 + (uint64_t)(t >> 64);
+	p->h1 = (uint64_t)t;
+	p->h2 = (h2 & 3) + (uint64_t)(t >> 64);
+}
+
+/* len bytes at m zero-padded to whole blocks (RFC 8439 §2.8's pad16). */
+INLINE void poly_pad16(struct poly *p, const uint8_t *m, size_t len)
+{
+	size_t n = len / 16;
+	uint8_t last[16] = { 0 };
+
+	if (n >= VEC_MIN_BLOCKS) {
+		poly_blocks_vec(p, m, n & ~(size_t)7);
+		m += 16 * (n & ~(size_t)7);
+		n &= 7;
+	}
+	poly_blocks(p, m, n, 1);
+	m += 16 * n;
+	if (len % 16) {
+		memcpy(last, m, len % 16);
+		poly_blocks(p, last, 1, 1);
+	}
+}
+
+/* tag = (h + s) mod 2^128 */
+TARGET static void poly_tag(struct poly *p, uint8_t tag[16])
+{
+	uint64_t h[3] = { p->h0, p->h1, p->h2 };
+	u128 t;
+
+	poly_full(h);
+	t = (u128)h[0] + p->pad0;
+	h[0] = (uint64_t)t;
+	h[1] += p->pad1 + (uint64_t)(t >> 64);
+	memcpy(tag, &h[0], 8);
+	memcpy(tag + 8, &h[1], 8);
+}
+
+/* ---- the AEAD ------------------------------------------------------------- */
+
+/* RFC 8439 §2.8 under the key rows kb, kc and the row d = counter 0 ||
+ * nonce: out = in ^ keystream (len bytes), tag over aad and the
+ * ciphertext (out when sealing, in when opening). */
+INLINE void chapoly(struct xctx *c, __m128i kb, __m128i kc, __m128i d,
+		    uint8_t *out, const uint8_t *in, size_t len,
+		    const uint8_t *aad, size_t aadlen, uint8_t tag[16],
+		    bool enc)
+{
+	__m128i a = row0(), b = kb, e = kc, f = d;
+	uint8_t lens[16];
+
+	/* block 0: r || s */
+	rounds_rows(&a, &b, &e, &f);
+	a = _mm_add_epi32(a, row0());
+	b = _mm_add_epi32(b, kb);
+	c->p.r0 = (uint64_t)_mm_cvtsi128_si64(a) & 0x0ffffffc0fffffffULL;
+	c->p.r1 = (uint64_t)_mm_extract_epi64(a, 1) & 0x0ffffffc0ffffffcULL;
+	c->p.s1 = c->p.r1 + (c->p.r1 >> 2);
+	c->p.pad0 = (uint64_t)_mm_cvtsi128_si64(b);
+	c->p.pad1 = (uint64_t)_mm_extract_epi64(b, 1);
+	c->p.h0 = c->p.h1 = c->p.h2 = 0;
+
+	poly_pad16(&c->p, aad, aadlen);
+	if (!enc)
+		poly_pad16(&c->p, in, len);
+	chacha_xor(out, in, len, kb, kc, d);
+	if (enc)
+		poly_pad16(&c->p, out, len);
+	memcpy(lens, &aadlen, 8);
+	memcpy(lens + 8, &len, 8);
+	poly_blocks(&c->p, lens, 1, 1);
+	poly_tag(&c->p, tag);
+}
+
+INLINE __m128i load_row(const uint8_t *p)
+{
+	return _mm_loadu_si128((const __m128i *)p);
+}
+
+/* XChaCha20-Poly1305: subkey = HChaCha20(key, nonce[0:16]), inner nonce
+ * 0^4 || nonce[16:24]. */
+INLINE void xchapoly(struct xctx *c, const uint8_t *nonce, uint8_t *out,
+		     const uint8_t *in, size_t len, const uint8_t *aad,
+		     size_t aadlen, uint8_t tag[16], bool enc)
+{
+	__m128i a = row0(), b = c->kb, e = c->kc, d = load_row(nonce);
+
+	rounds_rows(&a, &b, &e, &d);
+	chapoly(c, a, d,
+		_mm_set_epi64x((long long)le64(nonce + 16), 0), out, in, len,
+		aad, aadlen, tag, enc);
+}
+
+/* ---- the backend ---------------------------------------------------------- */
+
+/* AVX-512 F/BW/VL and an OS that saves the opmask and all 512-bit
+ * registers (XCR0 bits 1, 2, 5, 6, 7). */
+static bool cpu_has(void)
+{
+	unsigned a, b, c, d, xcr0_lo, xcr0_hi;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+		return false;
+	__asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+	if ((xcr0_lo & 0xe6) != 0xe6)
+		return false;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return (b & bit_AVX512F) && (b & bit_AVX512BW) &&
+	       (b & bit_AVX512VL) && (b & bit_AVX512IFMA);
+}
+
+/* cpu_has(), asked once, unless the environment has
+ * VEILFS_NO_AVX512_CHACHA (a test hook: behave as on a CPU without the
+ * instructions). */
+static bool cpu_ok(void)
+{
+	static int known; /* 0 not asked yet, 1 yes, -1 no; atomic */
+	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (secure_getenv("VEILFS_NO_AVX512_CHACHA"))
+		return false;
+	if (!v) {
+		v = cpu_has() ? 1 : -1;
+		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
+	}
+	return v > 0;
+}
+
+static void xc5_free(void *ctx)
+{
+	secmem_free(ctx, sizeof(struct xctx)); /* wipes; NULL is a no-op */
+}
+
+static int xc5_new(void **out, const uint8_t *key)
+{
+	struct xctx *c;
+
+	if (!cpu_ok())
+		return -ENOTSUP;
+	c = secmem_alloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memcpy(&c->kb, key, 16);
+	memcpy(&c->kc, key + 16, 16);
+	*out = c;
+	return 0;
+}
+
+TARGET static int xc5_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
+			   const uint8_t *pt, size_t ptlen,
+			   const uint8_t *aad, size_t aadlen)
+{
+	xchapoly(ctx, nonce, body, pt, ptlen, aad, aadlen, body + ptlen, true);
+	return 0;
+}
+
+TARGET static int xc5_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
+			   const uint8_t *body, size_t bodylen,
+			   const uint8_t *aad, size_t aadlen)
+{
+	size_t len = bodylen - AEAD_TAG_LEN;
+	uint8_t tag[16];
+	int ok;
+
+	xchapoly(ctx, nonce, pt, body, len, aad, aadlen, tag, false);
+	ok = ct_equal(tag, body + len, sizeof(tag));
+	secure_zero(tag, sizeof(tag));
+	return ok ? 0 : -EBADMSG;
+}
+
+/* The run loops of aead_impl.h, compiled for the vector instructions so
+ * that seal and open inline into them. */
+TARGET static int xc5_seal_run(void *ctx, const struct aead_run *r)
+{
+	return aead_run_seal(ctx, r, 24, xc5_seal);
+}
+
+TARGET static int xc5_open_run(void *ctx, const struct aead_run *r,
+			       size_t *bad)
+{
+	return aead_run_open(ctx, r, 24, AEAD_TAG_LEN, bad, xc5_open);
+}
+
+const struct aead_impl aead_xchacha_avx512 = {
+	.name = "XChaCha20-Poly1305-AVX512",
+	.cipher = AEAD_XCHACHA20_POLY1305,
+	.key_len = 32,
+	.nonce_len = 24,
+	.tag_len = AEAD_TAG_LEN,
+	.ctx_new = xc5_new,
+	.ctx_free = xc5_free,
+	.seal = xc5_seal,
+	.open = xc5_open,
+	.seal_run = xc5_seal_run,
+	.open_run = xc5_open_run,
+	.supported = cpu_ok,
+	.needs = "AVX-512",
+};
+
+/* ---- test hooks ------------------------------------------------------------ */
+
+TARGET int xchacha_avx512_test_poly1305(uint8_t tag[16],
+					const uint8_t key[32],
+					const uint8_t *msg, size_t len)
+{
+	struct xctx *c;
+	size_t n = len / 16;
+	uint8_t last[16] = { 0 };
+
+	if (!cpu_ok())
+		return -ENOTSUP;
+	c = secmem_alloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	poly_init(&c->p, key);
+	if (n >= VEC_MIN_BLOCKS) {
+		poly_blocks_vec(&c->p, msg, n & ~(size_t)7);
+		msg += 16 * (n & ~(size_t)7);
+		n &= 7;
+	}
+	poly_blocks(&c->p, msg, n, 1);
+	msg += 16 * n;
+	if (len % 16) {
+		/* the last partial block gets a 1 byte instead of 2^128 */
+		memcpy(last, msg, len % 16);
+		last[len % 16] = 1;
+		poly_blocks(&c->p, last, 1, 0);
+	}
+	poly_tag(&c->p, tag);
+	xc5_free(c);
+	return 0;
+}
+
+TARGET int xchacha_avx512_test_chapoly(uint8_t *out, const uint8_t key[32],
+				       const uint8_t nonce[12],
+				       const uint8_t *pt, size_t len,
+				       const uint8_t *aad, size_t aadlen)
+{
+	struct xctx *c;
+	uint8_t row[16] = { 0 };
+	int rc = xc5_new((void **)&c, key);
+
+	if (rc)
+		return rc;
+	memcpy(row + 4, nonce, 12);
+	chapoly(c, c->kb, c->kc, load_row(row), out, pt, len, aad, aadlen,
+		out + len, true);
+	xc5_free(c);
+	return 0;
+}
