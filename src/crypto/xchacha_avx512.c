@@ -1,22 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * XChaCha20-Poly1305 (spec §3.7, draft-irtf-cfrg-xchacha over RFC 8439) on
- * our own AVX-512 code. HChaCha20 and the Poly1305 key block (counter 0)
- * run as single blocks with the state's four rows in four 128-bit
- * registers; the message keystream runs 16 blocks at a time in the
- * vertical layout (one state word per 512-bit register, lane j = block
+ * our own AVX-512 code. The message keystream runs 16 blocks at a time in
+ * the vertical layout (one state word per 512-bit register, lane j = block
  * counter + j), transposed into 16 blocks of 64 bytes before the XOR; the
- * last, partial step uses masked loads and stores. Poly1305 works on
- * 64-bit limbs (mod 2^130 - 5) for the AAD, short tails and the length
- * block, and on eight lanes of five 26-bit limbs for runs of at least 16
- * blocks: lane j accumulates blocks j, j + 8, ... multiplied by r^8 each
- * step, and the last step multiplies lane j by r^(8-j) before the lanes
- * are summed. Everything is branch-free on secret data; the context (key,
- * the message's subkey, Poly1305 key and powers of r) is in locked memory.
- * It can only be created on a CPU with AVX-512 F/BW/VL (-ENOTSUP
- * otherwise, and also when the environment has VEILFS_NO_AVX512_CHACHA,
- * for tests of that case). The 32-bit block counter limits a message to
- * 256 GiB, far above any content block.
+ * last, partial step uses masked loads and stores. HChaCha20 and the
+ * Poly1305 key block (counter 0) are single blocks with the state's rows
+ * in four 128-bit registers; the key block's rounds run inside the first
+ * 16-block step, where its dependency chain costs little. Poly1305 works
+ * on 64-bit limbs (mod 2^130 - 5) for the AAD, short tails and the length
+ * block, and on eight lanes of three 44-bit limbs with the 52-bit
+ * multiply-adds of AVX-512 IFMA for runs of at least 16 blocks: lane j
+ * accumulates blocks j, j + 8, ... multiplied by r^8 each step, and the
+ * last step multiplies lane j by r^(8-j) before the lanes are summed.
+ * Nothing branches on secret data; the context (key, the message's
+ * Poly1305 key, powers of r, keystream waiting for the MAC) is in locked
+ * memory. It can only be created on a CPU with AVX-512 F/BW/VL/IFMA
+ * (-ENOTSUP otherwise, and also when the environment has
+ * VEILFS_NO_AVX512_CHACHA, for tests of that case). The 32-bit block
+ * counter limits a message to 256 GiB, far above any content block.
  */
 #include "crypto/aead_impl.h"
 
@@ -50,6 +52,7 @@ struct poly {
 struct xctx {
 	__m128i kb, kc; /* the key as rows 1 and 2 of the ChaCha state */
 	struct poly p;	/* per-message scratch */
+	__m512i ks[16]; /* opening: the keystream of the first step */
 };
 
 /* ---- ChaCha20, one block in four rows ----------------------------------- */
@@ -71,23 +74,29 @@ INLINE __m128i row0(void)
 		b = _mm_rol_epi32(_mm_xor_si128(b, c), 7);                   \
 	} while (0)
 
-/* Ten double rounds on the rows a..d: column rounds, then diagonal rounds
+/* A double round on the rows a..d: column rounds, then diagonal rounds
  * with rows 1..3 rotated by one, two and three words. */
-INLINE void rounds_rows(__m128i *a, __m128i *b, __m128i *c, __m128i *d)
-{
-	__m128i x = *a, y = *b, z = *c, w = *d;
+#define DOUBLE_ROUND_ROWS(a, b, c, d)                                        \
+	do {                                                                 \
+		QR_ROWS(a, b, c, d);                                         \
+		b = _mm_shuffle_epi32(b, 0x39);                              \
+		c = _mm_shuffle_epi32(c, 0x4e);                              \
+		d = _mm_shuffle_epi32(d, 0x93);                              \
+		QR_ROWS(a, b, c, d);                                         \
+		b = _mm_shuffle_epi32(b, 0x93);                              \
+		c = _mm_shuffle_epi32(c, 0x4e);                              \
+		d = _mm_shuffle_epi32(d, 0x39);                              \
+	} while (0)
 
-	for (int i = 0; i < 10; i++) {
-		QR_ROWS(x, y, z, w);
-		y = _mm_shuffle_epi32(y, 0x39);
-		z = _mm_shuffle_epi32(z, 0x4e);
-		w = _mm_shuffle_epi32(w, 0x93);
-		QR_ROWS(x, y, z, w);
-		y = _mm_shuffle_epi32(y, 0x93);
-		z = _mm_shuffle_epi32(z, 0x4e);
-		w = _mm_shuffle_epi32(w, 0x39);
-	}
-	*a = x, *b = y, *c = z, *d = w;
+/* Ten double rounds on the rows r[0..3], without the feed-forward
+ * (HChaCha20). */
+INLINE void rounds_rows(__m128i r[4])
+{
+	__m128i x = r[0], y = r[1], z = r[2], w = r[3];
+
+	for (int i = 0; i < 10; i++)
+		DOUBLE_ROUND_ROWS(x, y, z, w);
+	r[0] = x, r[1] = y, r[2] = z, r[3] = w;
 }
 
 /* ---- ChaCha20, 16 blocks in the vertical layout --------------------------- */
@@ -112,14 +121,21 @@ INLINE __m512i bcast(__m128i row, int i)
 }
 
 /* The 16 keystream blocks of the state s (lane j: counter + j), block b in
- * k[b]. */
-INLINE void chacha16(__m512i k[16], const __m512i s[16])
+ * k[b]. With b1 (not NULL), also the block of the rows b1[0..3], in place:
+ * its rounds, a chain of dependent operations, run between those of the
+ * 16 blocks instead of on their own. */
+INLINE void chacha16(__m512i k[16], const __m512i s[16], __m128i *b1)
 {
 	__m512i x[16], t[16], a[4][4];
+	__m128i r0, r1, r2, r3;
 
 	for (int i = 0; i < 16; i++)
 		x[i] = s[i];
+	if (b1)
+		r0 = b1[0], r1 = b1[1], r2 = b1[2], r3 = b1[3];
 	for (int i = 0; i < 10; i++) {
+		if (b1)
+			DOUBLE_ROUND_ROWS(r0, r1, r2, r3);
 		QR_V(0, 4, 8, 12);
 		QR_V(1, 5, 9, 13);
 		QR_V(2, 6, 10, 14);
@@ -128,6 +144,12 @@ INLINE void chacha16(__m512i k[16], const __m512i s[16])
 		QR_V(1, 6, 11, 12);
 		QR_V(2, 7, 8, 13);
 		QR_V(3, 4, 9, 14);
+	}
+	if (b1) {
+		b1[0] = _mm_add_epi32(b1[0], r0);
+		b1[1] = _mm_add_epi32(b1[1], r1);
+		b1[2] = _mm_add_epi32(b1[2], r2);
+		b1[3] = _mm_add_epi32(b1[3], r3);
 	}
 	for (int i = 0; i < 16; i++)
 		x[i] = _mm512_add_epi32(x[i], s[i]);
@@ -157,12 +179,10 @@ INLINE void chacha16(__m512i k[16], const __m512i s[16])
 	}
 }
 
-/* out = in ^ keystream from block counter 1 on, len bytes, under the key
- * rows kb, kc and the counter/nonce row d (its counter word ignored). */
-INLINE void chacha_xor(uint8_t *out, const uint8_t *in, size_t len,
-		       __m128i kb, __m128i kc, __m128i d)
+/* The state of the 16-block steps under the key rows kb, kc and the row d
+ * (counter word ignored): lane j has block counter 1 + j. */
+INLINE void state16(__m512i s[16], __m128i kb, __m128i kc, __m128i d)
 {
-	__m512i s[16], k[16];
 	__m128i r0 = row0();
 
 	for (int i = 0; i < 4; i++) {
@@ -173,18 +193,20 @@ INLINE void chacha_xor(uint8_t *out, const uint8_t *in, size_t len,
 	}
 	s[12] = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
 				 3, 2, 1);
-	for (; len >= 1024; len -= 1024, in += 1024, out += 1024) {
-		chacha16(k, s);
+}
+
+/* out = in ^ k for len <= 1024 bytes (masked below 1024). */
+INLINE void xor16(uint8_t *out, const uint8_t *in, size_t len,
+		  const __m512i k[16])
+{
+	if (len >= 1024) {
 		for (int b = 0; b < 16; b++)
 			_mm512_storeu_si512(
 				out + 64 * b,
 				_mm512_xor_si512(
 					k[b], _mm512_loadu_si512(in + 64 * b)));
-		s[12] = _mm512_add_epi32(s[12], _mm512_set1_epi32(16));
-	}
-	if (!len)
 		return;
-	chacha16(k, s);
+	}
 	for (int b = 0; b < 16; b++) {
 		size_t off = 64 * (size_t)b;
 		__mmask64 m;
@@ -197,6 +219,21 @@ INLINE void chacha_xor(uint8_t *out, const uint8_t *in, size_t len,
 			out + off, m,
 			_mm512_xor_si512(k[b],
 					 _mm512_maskz_loadu_epi8(m, in + off)));
+	}
+}
+
+/* out = in ^ the keystream of the steps from s on, len bytes. */
+INLINE void chacha_xor(uint8_t *out, const uint8_t *in, size_t len,
+		       __m512i s[16])
+{
+	__m512i k[16];
+
+	for (; len; s[12] = _mm512_add_epi32(s[12], _mm512_set1_epi32(16))) {
+		size_t n = len < 1024 ? len : 1024;
+
+		chacha16(k, s, NULL);
+		xor16(out, in, n, k);
+		out += n, in += n, len -= n;
 	}
 }
 
@@ -450,32 +487,50 @@ TARGET static void poly_tag(struct poly *p, uint8_t tag[16])
 
 /* RFC 8439 §2.8 under the key rows kb, kc and the row d = counter 0 ||
  * nonce: out = in ^ keystream (len bytes), tag over aad and the
- * ciphertext (out when sealing, in when opening). */
+ * ciphertext (out when sealing, in when opening). Block 0 (the Poly1305
+ * key) is computed with the first 16-block step. */
 INLINE void chapoly(struct xctx *c, __m128i kb, __m128i kc, __m128i d,
 		    uint8_t *out, const uint8_t *in, size_t len,
 		    const uint8_t *aad, size_t aadlen, uint8_t tag[16],
 		    bool enc)
 {
-	__m128i a = row0(), b = kb, e = kc, f = d;
+	__m128i b0[4] = { row0(), kb, kc, d };
+	__m512i s[16], k[16];
+	size_t n = len < 1024 ? len : 1024;
 	uint8_t lens[16];
 
-	/* block 0: r || s */
-	rounds_rows(&a, &b, &e, &f);
-	a = _mm_add_epi32(a, row0());
-	b = _mm_add_epi32(b, kb);
-	c->p.r0 = (uint64_t)_mm_cvtsi128_si64(a) & 0x0ffffffc0fffffffULL;
-	c->p.r1 = (uint64_t)_mm_extract_epi64(a, 1) & 0x0ffffffc0ffffffcULL;
+	if (len) {
+		state16(s, kb, kc, d);
+		chacha16(k, s, b0);
+		s[12] = _mm512_add_epi32(s[12], _mm512_set1_epi32(16));
+	} else {
+		rounds_rows(b0);
+		b0[0] = _mm_add_epi32(b0[0], row0());
+		b0[1] = _mm_add_epi32(b0[1], kb);
+	}
+	/* r || s */
+	c->p.r0 = (uint64_t)_mm_cvtsi128_si64(b0[0]) & 0x0ffffffc0fffffffULL;
+	c->p.r1 = (uint64_t)_mm_extract_epi64(b0[0], 1) &
+		  0x0ffffffc0ffffffcULL;
 	c->p.s1 = c->p.r1 + (c->p.r1 >> 2);
-	c->p.pad0 = (uint64_t)_mm_cvtsi128_si64(b);
-	c->p.pad1 = (uint64_t)_mm_extract_epi64(b, 1);
+	c->p.pad0 = (uint64_t)_mm_cvtsi128_si64(b0[1]);
+	c->p.pad1 = (uint64_t)_mm_extract_epi64(b0[1], 1);
 	c->p.h0 = c->p.h1 = c->p.h2 = 0;
 
 	poly_pad16(&c->p, aad, aadlen);
-	if (!enc)
-		poly_pad16(&c->p, in, len);
-	chacha_xor(out, in, len, kb, kc, d);
-	if (enc)
+	if (enc) {
+		xor16(out, in, n, k);
+		chacha_xor(out + n, in + n, len - n, s);
 		poly_pad16(&c->p, out, len);
+	} else {
+		/* in place, the MAC must read the ciphertext first: the
+		 * first step's keystream waits in the context */
+		for (int i = 0; i < 16; i++)
+			c->ks[i] = k[i];
+		poly_pad16(&c->p, in, len);
+		xor16(out, in, n, c->ks);
+		chacha_xor(out + n, in + n, len - n, s);
+	}
 	memcpy(lens, &aadlen, 8);
 	memcpy(lens + 8, &len, 8);
 	poly_blocks(&c->p, lens, 1, 1);
@@ -493,17 +548,17 @@ INLINE void xchapoly(struct xctx *c, const uint8_t *nonce, uint8_t *out,
 		     const uint8_t *in, size_t len, const uint8_t *aad,
 		     size_t aadlen, uint8_t tag[16], bool enc)
 {
-	__m128i a = row0(), b = c->kb, e = c->kc, d = load_row(nonce);
+	__m128i r[4] = { row0(), c->kb, c->kc, load_row(nonce) };
 
-	rounds_rows(&a, &b, &e, &d);
-	chapoly(c, a, d,
+	rounds_rows(r);
+	chapoly(c, r[0], r[3],
 		_mm_set_epi64x((long long)le64(nonce + 16), 0), out, in, len,
 		aad, aadlen, tag, enc);
 }
 
 /* ---- the backend ---------------------------------------------------------- */
 
-/* AVX-512 F/BW/VL and an OS that saves the opmask and all 512-bit
+/* AVX-512 F/BW/VL/IFMA and an OS that saves the opmask and all 512-bit
  * registers (XCR0 bits 1, 2, 5, 6, 7). */
 static bool cpu_has(void)
 {
@@ -605,7 +660,7 @@ const struct aead_impl aead_xchacha_avx512 = {
 	.seal_run = xc5_seal_run,
 	.open_run = xc5_open_run,
 	.supported = cpu_ok,
-	.needs = "AVX-512",
+	.needs = "AVX-512 IFMA",
 };
 
 /* ---- test hooks ------------------------------------------------------------ */

@@ -114,7 +114,7 @@ TEST(rfc8439_poly1305_vectors)
 	uint8_t key[32], msg[64], want[16], got[16];
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		size_t n;
 
@@ -155,7 +155,7 @@ TEST(poly1305_matches_openssl)
 
 	if (!aead_impl_supported(im, NULL)) {
 		free(m);
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	}
 	for (size_t n = 0; n <= 700 && !th_cur.failed; n++) {
 		rnd(key, 32);
@@ -190,7 +190,7 @@ TEST(rfc8439_aead_vector)
 	uint8_t key[32], nonce[12], aad[12], want[114 + 16], got[114 + 16];
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	for (int i = 0; i < 32; i++)
 		key[i] = (uint8_t)(0x80 + i);
 	ASSERT_INT_EQ(th_unhex(nonce, 12, "070000004041424344454647"), 12);
@@ -221,7 +221,7 @@ TEST(xchacha_draft_vector)
 	void *ctx = NULL;
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	for (int i = 0; i < 32; i++)
 		key[i] = (uint8_t)(0x80 + i);
 	for (int i = 0; i < 24; i++)
@@ -321,7 +321,7 @@ TEST(matches_openssl_every_length)
 	struct pair p;
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	ASSERT(pair_init(&p));
 	for (size_t n = 0; n <= 1100 && !th_cur.failed; n++) {
 		cross(&p, n, n % 71, n % 5);
@@ -340,7 +340,7 @@ TEST(matches_openssl_every_aad_length)
 	struct pair p;
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	ASSERT(pair_init(&p));
 	for (size_t alen = 0; alen <= 70 && !th_cur.failed; alen++)
 		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
@@ -358,7 +358,7 @@ TEST(tampering_fails)
 	struct pair p;
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	pt = xmalloc(4096);
 	body = xmalloc(4112);
 	back = xmalloc(4096);
@@ -437,7 +437,7 @@ TEST(runs_match_openssl_and_report_bad_block)
 
 	if (!aead_impl_supported(im, NULL)) {
 		free(pt), free(ct), free(ct2), free(back);
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	}
 	ASSERT(pair_init(&p));
 	rnd(fid, 16);
@@ -487,7 +487,7 @@ TEST(public_api_matches_openssl)
 	size_t bad = 99;
 
 	if (!aead_impl_supported(im, NULL))
-		SKIP("no AVX-512 on this CPU");
+		SKIP("no AVX-512 IFMA on this CPU");
 	rnd(key, 32);
 	rnd(fid, 16);
 	rnd(nonces, sizeof(nonces));
@@ -545,7 +545,7 @@ TEST(unsupported_cpu_is_skipped)
 
 		setenv("VEILFS_NO_AVX512_CHACHA", "1", 1);
 		fail |= aead_impl_supported(im, &needs) || !needs ||
-			strcmp(needs, "AVX-512") != 0;
+			strcmp(needs, "AVX-512 IFMA") != 0;
 		fail |= aead_new(&a, im, key, 32) != -ENOTSUP || a;
 		fail |= im->ctx_new(&ctx, key) != -ENOTSUP || ctx;
 		fail |= xchacha_avx512_test_poly1305(tag, key, key, 1) !=
@@ -562,7 +562,7 @@ TEST(unsupported_cpu_is_skipped)
 			out[n] = 0;
 		}
 		fail |= !strstr(out, "XChaCha20-Poly1305-AVX512") ||
-			!strstr(out, "n/a (needs AVX-512)") ||
+			!strstr(out, "n/a (needs AVX-512 IFMA)") ||
 			strstr(out, "XChaCha20-Poly1305-AVX512 parallel");
 		if (fail)
 			printf("# child output:\n%s", out);
