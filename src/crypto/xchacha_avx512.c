@@ -53,6 +53,10 @@ struct xctx {
 	__m128i kb, kc; /* the key as rows 1 and 2 of the ChaCha state */
 	struct poly p;	/* per-message scratch */
 	__m512i ks[16]; /* opening: the keystream of the first step */
+	/* runs: word w of message j's subkey in sub[w][j], of its Poly1305
+	 * key (r || s) in pk[w][j] */
+	uint32_t sub[8][16] __attribute__((aligned(64)));
+	uint32_t pk[8][16] __attribute__((aligned(64)));
 };
 
 /* ---- ChaCha20, one block in four rows ----------------------------------- */
@@ -113,6 +117,18 @@ INLINE void rounds_rows(__m128i r[4])
 		x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 7);    \
 	} while (0)
 
+#define DOUBLE_ROUND_V()                                                     \
+	do {                                                                 \
+		QR_V(0, 4, 8, 12);                                           \
+		QR_V(1, 5, 9, 13);                                           \
+		QR_V(2, 6, 10, 14);                                          \
+		QR_V(3, 7, 11, 15);                                          \
+		QR_V(0, 5, 10, 15);                                          \
+		QR_V(1, 6, 11, 12);                                          \
+		QR_V(2, 7, 8, 13);                                           \
+		QR_V(3, 4, 9, 14);                                           \
+	} while (0)
+
 /* Word i of a row, in all 16 lanes. */
 INLINE __m512i bcast(__m128i row, int i)
 {
@@ -136,14 +152,7 @@ INLINE void chacha16(__m512i k[16], const __m512i s[16], __m128i *b1)
 	for (int i = 0; i < 10; i++) {
 		if (b1)
 			DOUBLE_ROUND_ROWS(r0, r1, r2, r3);
-		QR_V(0, 4, 8, 12);
-		QR_V(1, 5, 9, 13);
-		QR_V(2, 6, 10, 14);
-		QR_V(3, 7, 11, 15);
-		QR_V(0, 5, 10, 15);
-		QR_V(1, 6, 11, 12);
-		QR_V(2, 7, 8, 13);
-		QR_V(3, 4, 9, 14);
+		DOUBLE_ROUND_V();
 	}
 	if (b1) {
 		b1[0] = _mm_add_epi32(b1[0], r0);
@@ -249,15 +258,12 @@ INLINE uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-/* Poly1305 key (r || s, 32 bytes) into p; h = 0. */
-TARGET static void poly_init(struct poly *p, const uint8_t key[32])
+INLINE uint32_t le32(const uint8_t *p)
 {
-	p->r0 = le64(key) & 0x0ffffffc0fffffffULL;
-	p->r1 = le64(key + 8) & 0x0ffffffc0ffffffcULL;
-	p->s1 = p->r1 + (p->r1 >> 2);
-	p->pad0 = le64(key + 16);
-	p->pad1 = le64(key + 24);
-	p->h0 = p->h1 = p->h2 = 0;
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
 }
 
 /* h = h * r mod 2^130 - 5, partly reduced (h2 <= 4); h2 may be up to 2^6. */
@@ -485,10 +491,57 @@ TARGET static void poly_tag(struct poly *p, uint8_t tag[16])
 
 /* ---- the AEAD ------------------------------------------------------------- */
 
+/* The Poly1305 key r || s as 64-bit words; h = 0. */
+INLINE void poly_key(struct poly *p, uint64_t r0, uint64_t r1, uint64_t s0,
+		     uint64_t s1)
+{
+	p->r0 = r0 & 0x0ffffffc0fffffffULL;
+	p->r1 = r1 & 0x0ffffffc0ffffffcULL;
+	p->s1 = p->r1 + (p->r1 >> 2);
+	p->pad0 = s0;
+	p->pad1 = s1;
+	p->h0 = p->h1 = p->h2 = 0;
+}
+
+/* RFC 8439 §2.8 with the Poly1305 key in c->p and s the state of the first
+ * 16-block step (counters 1..16), whose keystream is in k0 if not NULL:
+ * out = in ^ keystream (len bytes), tag over aad and the ciphertext (out
+ * when sealing, in when opening). */
+INLINE void chapoly_body(struct xctx *c, __m512i s[16], const __m512i *k0,
+			 uint8_t *out, const uint8_t *in, size_t len,
+			 const uint8_t *aad, size_t aadlen, uint8_t tag[16],
+			 bool enc)
+{
+	size_t n = k0 ? (len < 1024 ? len : 1024) : 0;
+	uint8_t lens[16];
+
+	poly_pad16(&c->p, aad, aadlen);
+	if (k0) {
+		if (!enc) {
+			/* in place, the MAC must read the ciphertext first:
+			 * the first step's keystream waits in the context */
+			for (int i = 0; i < 16; i++)
+				c->ks[i] = k0[i];
+			k0 = c->ks;
+			poly_pad16(&c->p, in, len);
+		}
+		xor16(out, in, n, k0);
+		s[12] = _mm512_add_epi32(s[12], _mm512_set1_epi32(16));
+	} else if (!enc) {
+		poly_pad16(&c->p, in, len);
+	}
+	chacha_xor(out + n, in + n, len - n, s);
+	if (enc)
+		poly_pad16(&c->p, out, len);
+	memcpy(lens, &aadlen, 8);
+	memcpy(lens + 8, &len, 8);
+	poly_blocks(&c->p, lens, 1, 1);
+	poly_tag(&c->p, tag);
+}
+
 /* RFC 8439 §2.8 under the key rows kb, kc and the row d = counter 0 ||
- * nonce: out = in ^ keystream (len bytes), tag over aad and the
- * ciphertext (out when sealing, in when opening). Block 0 (the Poly1305
- * key) is computed with the first 16-block step. */
+ * nonce. Block 0 (the Poly1305 key) is computed with the first 16-block
+ * step. */
 INLINE void chapoly(struct xctx *c, __m128i kb, __m128i kc, __m128i d,
 		    uint8_t *out, const uint8_t *in, size_t len,
 		    const uint8_t *aad, size_t aadlen, uint8_t tag[16],
@@ -496,45 +549,21 @@ INLINE void chapoly(struct xctx *c, __m128i kb, __m128i kc, __m128i d,
 {
 	__m128i b0[4] = { row0(), kb, kc, d };
 	__m512i s[16], k[16];
-	size_t n = len < 1024 ? len : 1024;
-	uint8_t lens[16];
 
+	state16(s, kb, kc, d);
 	if (len) {
-		state16(s, kb, kc, d);
 		chacha16(k, s, b0);
-		s[12] = _mm512_add_epi32(s[12], _mm512_set1_epi32(16));
 	} else {
 		rounds_rows(b0);
 		b0[0] = _mm_add_epi32(b0[0], row0());
 		b0[1] = _mm_add_epi32(b0[1], kb);
 	}
-	/* r || s */
-	c->p.r0 = (uint64_t)_mm_cvtsi128_si64(b0[0]) & 0x0ffffffc0fffffffULL;
-	c->p.r1 = (uint64_t)_mm_extract_epi64(b0[0], 1) &
-		  0x0ffffffc0ffffffcULL;
-	c->p.s1 = c->p.r1 + (c->p.r1 >> 2);
-	c->p.pad0 = (uint64_t)_mm_cvtsi128_si64(b0[1]);
-	c->p.pad1 = (uint64_t)_mm_extract_epi64(b0[1], 1);
-	c->p.h0 = c->p.h1 = c->p.h2 = 0;
-
-	poly_pad16(&c->p, aad, aadlen);
-	if (enc) {
-		xor16(out, in, n, k);
-		chacha_xor(out + n, in + n, len - n, s);
-		poly_pad16(&c->p, out, len);
-	} else {
-		/* in place, the MAC must read the ciphertext first: the
-		 * first step's keystream waits in the context */
-		for (int i = 0; i < 16; i++)
-			c->ks[i] = k[i];
-		poly_pad16(&c->p, in, len);
-		xor16(out, in, n, c->ks);
-		chacha_xor(out + n, in + n, len - n, s);
-	}
-	memcpy(lens, &aadlen, 8);
-	memcpy(lens + 8, &len, 8);
-	poly_blocks(&c->p, lens, 1, 1);
-	poly_tag(&c->p, tag);
+	poly_key(&c->p, (uint64_t)_mm_cvtsi128_si64(b0[0]),
+		 (uint64_t)_mm_extract_epi64(b0[0], 1),
+		 (uint64_t)_mm_cvtsi128_si64(b0[1]),
+		 (uint64_t)_mm_extract_epi64(b0[1], 1));
+	chapoly_body(c, s, len ? k : NULL, out, in, len, aad, aadlen, tag,
+		     enc);
 }
 
 INLINE __m128i load_row(const uint8_t *p)
@@ -634,17 +663,149 @@ TARGET static int xc5_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return ok ? 0 : -EBADMSG;
 }
 
-/* The run loops of aead_impl.h, compiled for the vector instructions so
- * that seal and open inline into them. */
+/* ---- runs ------------------------------------------------------------------ */
+
+#define RUN_KEYS_MIN 4 /* messages from which keys16() pays */
+
+/* The subkeys and Poly1305 keys of m <= 16 messages whose nonces are at
+ * nonce + j * stride (j < m), into c->sub and c->pk: HChaCha20 and then
+ * block 0 of ChaCha20 for all of them at once in the vertical layout
+ * (lanes past m repeat the last message). */
+INLINE void keys16(struct xctx *c, const uint8_t *nonce, size_t stride,
+		   size_t m)
+{
+	__m512i x[16], in[16], nw[6], vidx;
+	__m128i r0 = row0();
+	int idx[16];
+
+	for (int j = 0; j < 16; j++)
+		idx[j] = (int)((size_t)j < m ? (size_t)j * stride
+					     : (m - 1) * stride);
+	vidx = _mm512_loadu_si512(idx);
+	for (int w = 0; w < 6; w++)
+		nw[w] = _mm512_i32gather_epi32(vidx, nonce + 4 * w, 1);
+	/* HChaCha20: no feed-forward; words 0..3 and 12..15 */
+	for (int i = 0; i < 4; i++) {
+		x[i] = bcast(r0, i);
+		x[4 + i] = bcast(c->kb, i);
+		x[8 + i] = bcast(c->kc, i);
+		x[12 + i] = nw[i];
+	}
+	for (int i = 0; i < 10; i++)
+		DOUBLE_ROUND_V();
+	/* block 0 under the subkey, nonce 0^4 || nonce[16:24] */
+	for (int i = 0; i < 4; i++) {
+		in[4 + i] = x[i];
+		in[8 + i] = x[12 + i];
+		in[i] = bcast(r0, i);
+	}
+	in[12] = in[13] = _mm512_setzero_si512();
+	in[14] = nw[4];
+	in[15] = nw[5];
+	for (int i = 0; i < 8; i++)
+		_mm512_store_si512(c->sub[i], in[4 + i]);
+	for (int i = 0; i < 16; i++)
+		x[i] = in[i];
+	for (int i = 0; i < 10; i++)
+		DOUBLE_ROUND_V();
+	for (int i = 0; i < 8; i++)
+		_mm512_store_si512(c->pk[i], _mm512_add_epi32(x[i], in[i]));
+}
+
+INLINE uint64_t pk64(const struct xctx *c, int w, size_t j)
+{
+	return (uint64_t)c->pk[w][j] | (uint64_t)c->pk[w + 1][j] << 32;
+}
+
+/* Message j of the last keys16(), nonce at nonce. */
+INLINE void chapoly_keyed(struct xctx *c, size_t j, const uint8_t *nonce,
+			  uint8_t *out, const uint8_t *in, size_t len,
+			  const uint8_t *aad, uint8_t tag[16], bool enc)
+{
+	__m512i s[16];
+	__m128i r0 = row0();
+
+	for (int i = 0; i < 4; i++)
+		s[i] = bcast(r0, i);
+	for (int i = 0; i < 8; i++)
+		s[4 + i] = _mm512_set1_epi32((int)c->sub[i][j]);
+	s[12] = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+				 3, 2, 1);
+	s[13] = _mm512_setzero_si512();
+	s[14] = _mm512_set1_epi32((int)le32(nonce + 16));
+	s[15] = _mm512_set1_epi32((int)le32(nonce + 20));
+	poly_key(&c->p, pk64(c, 0, j), pk64(c, 2, j), pk64(c, 4, j),
+		 pk64(c, 6, j));
+	chapoly_body(c, s, NULL, out, in, len, aad, 24, tag, enc);
+}
+
+/* The runs, with the keys of up to 16 messages derived together; a group
+ * of fewer than RUN_KEYS_MIN goes message by message. */
 TARGET static int xc5_seal_run(void *ctx, const struct aead_run *r)
 {
-	return aead_run_seal(ctx, r, 24, xc5_seal);
+	struct xctx *c = ctx;
+	uint8_t aad[24];
+
+	memcpy(aad + 8, r->file_id, 16);
+	for (size_t g = 0; g < r->n; g += 16) {
+		size_t m = r->n - g < 16 ? r->n - g : 16;
+		uint8_t *blk = r->cipher_out + g * r->cbs;
+
+		if (m >= RUN_KEYS_MIN)
+			keys16(c, blk, r->cbs, m);
+		for (size_t j = 0; j < m; j++, blk += r->cbs) {
+			size_t i = g + j;
+			size_t len = i + 1 < r->n ? r->bs : r->last_len;
+			const uint8_t *pt = r->plain_in + i * r->bs;
+
+			aead_run_aad(aad, r, i);
+			if (m >= RUN_KEYS_MIN)
+				chapoly_keyed(c, j, blk, blk + 24, pt, len,
+					      aad, blk + 24 + len, true);
+			else
+				xchapoly(c, blk, blk + 24, pt, len, aad, 24,
+					 blk + 24 + len, true);
+		}
+	}
+	return 0;
 }
 
 TARGET static int xc5_open_run(void *ctx, const struct aead_run *r,
 			       size_t *bad)
 {
-	return aead_run_open(ctx, r, 24, AEAD_TAG_LEN, bad, xc5_open);
+	struct xctx *c = ctx;
+	uint8_t aad[24], tag[16];
+
+	memcpy(aad + 8, r->file_id, 16);
+	for (size_t g = 0; g < r->n; g += 16) {
+		size_t m = r->n - g < 16 ? r->n - g : 16;
+		const uint8_t *blk = r->cipher_in + g * r->cbs;
+
+		if (m >= RUN_KEYS_MIN)
+			keys16(c, blk, r->cbs, m);
+		for (size_t j = 0; j < m; j++, blk += r->cbs) {
+			size_t i = g + j;
+			size_t len = i + 1 < r->n ? r->bs : r->last_len;
+			uint8_t *pt = r->plain_out + i * r->bs;
+			int ok;
+
+			aead_run_aad(aad, r, i);
+			if (m >= RUN_KEYS_MIN)
+				chapoly_keyed(c, j, blk, pt, blk + 24, len,
+					      aad, tag, false);
+			else
+				xchapoly(c, blk, pt, blk + 24, len, aad, 24,
+					 tag, false);
+			ok = ct_equal(tag, blk + 24 + len, sizeof(tag));
+			if (!ok) {
+				secure_zero(tag, sizeof(tag));
+				*bad = i;
+				return -EBADMSG;
+			}
+		}
+	}
+	secure_zero(tag, sizeof(tag));
+	return 0;
 }
 
 const struct aead_impl aead_xchacha_avx512 = {
@@ -678,7 +839,8 @@ TARGET int xchacha_avx512_test_poly1305(uint8_t tag[16],
 	c = secmem_alloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	poly_init(&c->p, key);
+	poly_key(&c->p, le64(key), le64(key + 8), le64(key + 16),
+		 le64(key + 24));
 	if (n >= VEC_MIN_BLOCKS) {
 		poly_blocks_vec(&c->p, msg, n & ~(size_t)7);
 		msg += 16 * (n & ~(size_t)7);
