@@ -36,6 +36,9 @@
 #define TARGET                                                               \
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512ifma")))
 #define INLINE static inline __attribute__((always_inline)) TARGET
+/* small loops over registers, spelled out (GCC -O2 keeps some as loops
+ * over arrays in memory) */
+#define UNROLL _Pragma("GCC unroll 16")
 
 #define M44 0xfffffffffffULL
 #define M42 0x3ffffffffffULL
@@ -145,6 +148,7 @@ INLINE void chacha16(__m512i k[16], const __m512i s[16], __m128i *b1)
 	__m512i x[16], t[16], a[4][4];
 	__m128i r0, r1, r2, r3;
 
+	UNROLL
 	for (int i = 0; i < 16; i++)
 		x[i] = s[i];
 	if (b1)
@@ -160,21 +164,25 @@ INLINE void chacha16(__m512i k[16], const __m512i s[16], __m128i *b1)
 		b1[2] = _mm_add_epi32(b1[2], r2);
 		b1[3] = _mm_add_epi32(b1[3], r3);
 	}
+	UNROLL
 	for (int i = 0; i < 16; i++)
 		x[i] = _mm512_add_epi32(x[i], s[i]);
 	/* transpose: pairs of words, then groups of four words in each
 	 * 128-bit lane (a[g][m] lane q = words 4g..4g+3 of block 4q + m),
 	 * then the 128-bit lanes */
+	UNROLL
 	for (int i = 0; i < 16; i += 2) {
 		t[i] = _mm512_unpacklo_epi32(x[i], x[i + 1]);
 		t[i + 1] = _mm512_unpackhi_epi32(x[i], x[i + 1]);
 	}
+	UNROLL
 	for (int g = 0; g < 4; g++) {
 		a[g][0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
 		a[g][1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
 		a[g][2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
 		a[g][3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
 	}
+	UNROLL
 	for (int m = 0; m < 4; m++) {
 		__m512i s0 = _mm512_shuffle_i32x4(a[0][m], a[1][m], 0x88);
 		__m512i s1 = _mm512_shuffle_i32x4(a[0][m], a[1][m], 0xdd);
@@ -194,6 +202,7 @@ INLINE void state16(__m512i s[16], __m128i kb, __m128i kc, __m128i d)
 {
 	__m128i r0 = row0();
 
+	UNROLL
 	for (int i = 0; i < 4; i++) {
 		s[i] = bcast(r0, i);
 		s[4 + i] = bcast(kb, i);
@@ -209,6 +218,7 @@ INLINE void xor16(uint8_t *out, const uint8_t *in, size_t len,
 		  const __m512i k[16])
 {
 	if (len >= 1024) {
+		UNROLL
 		for (int b = 0; b < 16; b++)
 			_mm512_storeu_si512(
 				out + 64 * b,
@@ -216,6 +226,7 @@ INLINE void xor16(uint8_t *out, const uint8_t *in, size_t len,
 					k[b], _mm512_loadu_si512(in + 64 * b)));
 		return;
 	}
+	UNROLL
 	for (int b = 0; b < 16; b++) {
 		size_t off = 64 * (size_t)b;
 		__mmask64 m;
@@ -417,10 +428,12 @@ INLINE void poly_blocks_vec(struct poly *p, const uint8_t *m, size_t n)
 	u128 t;
 
 	poly_powers(p);
+	UNROLL
 	for (int i = 0; i < 3; i++) {
 		r[i] = _mm512_loadu_si512(p->pw[i]);
 		r8[i] = _mm512_set1_epi64((long long)p->pw[i][0]);
 	}
+	UNROLL
 	for (int i = 0; i < 2; i++) {
 		r20[i] = _mm512_loadu_si512(p->pw20[i]);
 		r820[i] = _mm512_set1_epi64((long long)p->pw20[i][0]);
@@ -440,6 +453,7 @@ INLINE void poly_blocks_vec(struct poly *p, const uint8_t *m, size_t n)
 		add_msg(a, m);
 	}
 	mul_v(a, r, r20);
+	UNROLL
 	for (int i = 0; i < 3; i++)
 		l[i] = (uint64_t)_mm512_reduce_add_epi64(a[i]);
 	/* limbs below 2^48 each: back to 64-bit limbs */
@@ -520,6 +534,7 @@ INLINE void chapoly_body(struct xctx *c, __m512i s[16], const __m512i *k0,
 		if (!enc) {
 			/* in place, the MAC must read the ciphertext first:
 			 * the first step's keystream waits in the context */
+			UNROLL
 			for (int i = 0; i < 16; i++)
 				c->ks[i] = k0[i];
 			k0 = c->ks;
@@ -678,13 +693,16 @@ INLINE void keys16(struct xctx *c, const uint8_t *nonce, size_t stride,
 	__m128i r0 = row0();
 	int idx[16];
 
+	UNROLL
 	for (int j = 0; j < 16; j++)
 		idx[j] = (int)((size_t)j < m ? (size_t)j * stride
 					     : (m - 1) * stride);
 	vidx = _mm512_loadu_si512(idx);
+	UNROLL
 	for (int w = 0; w < 6; w++)
 		nw[w] = _mm512_i32gather_epi32(vidx, nonce + 4 * w, 1);
 	/* HChaCha20: no feed-forward; words 0..3 and 12..15 */
+	UNROLL
 	for (int i = 0; i < 4; i++) {
 		x[i] = bcast(r0, i);
 		x[4 + i] = bcast(c->kb, i);
@@ -694,6 +712,7 @@ INLINE void keys16(struct xctx *c, const uint8_t *nonce, size_t stride,
 	for (int i = 0; i < 10; i++)
 		DOUBLE_ROUND_V();
 	/* block 0 under the subkey, nonce 0^4 || nonce[16:24] */
+	UNROLL
 	for (int i = 0; i < 4; i++) {
 		in[4 + i] = x[i];
 		in[8 + i] = x[12 + i];
@@ -702,12 +721,15 @@ INLINE void keys16(struct xctx *c, const uint8_t *nonce, size_t stride,
 	in[12] = in[13] = _mm512_setzero_si512();
 	in[14] = nw[4];
 	in[15] = nw[5];
+	UNROLL
 	for (int i = 0; i < 8; i++)
 		_mm512_store_si512(c->sub[i], in[4 + i]);
+	UNROLL
 	for (int i = 0; i < 16; i++)
 		x[i] = in[i];
 	for (int i = 0; i < 10; i++)
 		DOUBLE_ROUND_V();
+	UNROLL
 	for (int i = 0; i < 8; i++)
 		_mm512_store_si512(c->pk[i], _mm512_add_epi32(x[i], in[i]));
 }
@@ -725,8 +747,10 @@ INLINE void chapoly_keyed(struct xctx *c, size_t j, const uint8_t *nonce,
 	__m512i s[16];
 	__m128i r0 = row0();
 
+	UNROLL
 	for (int i = 0; i < 4; i++)
 		s[i] = bcast(r0, i);
+	UNROLL
 	for (int i = 0; i < 8; i++)
 		s[4 + i] = _mm512_set1_epi32((int)c->sub[i][j]);
 	s[12] = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
