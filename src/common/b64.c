@@ -63,22 +63,23 @@ size_t b64_encode(char *out, const uint8_t *in, size_t n, enum b64_variant v)
 	return o;
 }
 
-static int sextet(char c, enum b64_variant v)
+/* Sextet value of every byte in each alphabet, 0xff where none. */
+static uint8_t dec_std[256], dec_url[256];
+
+__attribute__((constructor)) static void b64_tables(void)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (v == B64_STD)
-		return c == '+' ? 62 : c == '/' ? 63 : -1;
-	return c == '-' ? 62 : c == '_' ? 63 : -1;
+	for (int i = 0; i < 256; i++)
+		dec_std[i] = dec_url[i] = 0xff;
+	for (int i = 0; i < 64; i++) {
+		dec_std[(uint8_t)std_alpha[i]] = (uint8_t)i;
+		dec_url[(uint8_t)url_alpha[i]] = (uint8_t)i;
+	}
 }
 
 int b64_decode(uint8_t *out, size_t cap, size_t *outlen, const char *in,
 	       size_t len, enum b64_variant v)
 {
+	const uint8_t *t;
 	size_t i, o = 0, tail;
 	uint32_t w = 0;
 
@@ -97,17 +98,25 @@ int b64_decode(uint8_t *out, size_t cap, size_t *outlen, const char *in,
 	}
 	if (b64_decoded_max(len) > cap)
 		return -ENOSPC;
-	for (i = 0; i < len; i++) {
-		int s = sextet(in[i], v);
-		if (s < 0)
+	t = v == B64_STD ? dec_std : dec_url;
+	for (i = 0; i + 4 <= len; i += 4) {
+		uint32_t a = t[(uint8_t)in[i]], b = t[(uint8_t)in[i + 1]],
+			 c = t[(uint8_t)in[i + 2]], d = t[(uint8_t)in[i + 3]];
+
+		if ((a | b | c | d) & 0x80)
 			return -EINVAL;
-		w = w << 6 | (uint32_t)s;
-		if (i % 4 == 3) {
-			out[o++] = (uint8_t)(w >> 16);
-			out[o++] = (uint8_t)(w >> 8);
-			out[o++] = (uint8_t)w;
-			w = 0;
-		}
+		w = a << 18 | b << 12 | c << 6 | d;
+		out[o++] = (uint8_t)(w >> 16);
+		out[o++] = (uint8_t)(w >> 8);
+		out[o++] = (uint8_t)w;
+	}
+	w = 0;
+	for (; i < len; i++) {
+		uint32_t a = t[(uint8_t)in[i]];
+
+		if (a & 0x80)
+			return -EINVAL;
+		w = w << 6 | a;
 	}
 	tail = len % 4;
 	if (tail == 2) {
