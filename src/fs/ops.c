@@ -87,8 +87,14 @@ static void get_cred(fuse_req_t req, struct cred *cr)
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	/* Always READDIRPLUS, not only for the first chunk of a directory
+	 * (the default "auto" mode): entries of later chunks would each cost a
+	 * LOOKUP when a program then opens or unlinks them (rm -rf, find |
+	 * xargs), and a directory listing costs us one fstatat per entry
+	 * either way. */
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
+	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
@@ -407,6 +413,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	inode_pin(fs, in);
 	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	/* A read-only descriptor has nothing to flush (file_flush only
+	 * reports write errors): spare the FLUSH round trip on its close. */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	if (fuse_reply_open(req, fi) < 0) {
 		file_release(fs, in);
 		inode_unpin(fs, in);
