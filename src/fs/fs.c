@@ -19,11 +19,27 @@
 #include <fuse_lowlevel.h>
 
 #include "common/log.h"
+#include "fs/chan.h"
 #include "fs/fs.h"
 #include "fs/inode.h"
 #include "fs/ops.h"
 
 #define MAX_IO (1u << 20)
+/* How long a worker polls for the next request before it sleeps (chan.c);
+ * VEILFS_SPIN_US overrides it, 0 turns polling off. */
+#define SPIN_US 50
+
+static unsigned spin_us(void)
+{
+	const char *e = getenv("VEILFS_SPIN_US");
+	char *end;
+	unsigned long v;
+
+	if (!e || !*e)
+		return SPIN_US;
+	v = strtoul(e, &end, 10);
+	return *end || v > 10000 ? SPIN_US : (unsigned)v;
+}
 
 static char *dup_or_null(const char *s, bool *fail)
 {
@@ -208,6 +224,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	struct fuse_args args;
 	struct fuse_loop_config cfg = { .clone_fd = 0, .max_idle_threads = 16 };
 	struct fuse_session *se = NULL;
+	struct chan *chan = NULL;
 	int pfd[2] = { -1, -1 }, rc, argc = 0, status;
 	bool mounted = false, sig = false;
 	pid_t pid;
@@ -289,6 +306,9 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		goto fail;
 	}
 	mounted = true;
+	rc = chan_attach(&chan, se, spin_us());
+	if (rc)
+		log_warn("using libfuse's request I/O: %s", strerror(-rc));
 	if (!fs->opt.foreground) {
 		if (chdir("/") < 0)
 			log_warn("chdir /: %s", strerror(errno));
@@ -309,6 +329,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
+	chan_free(chan);
 	fs->se = NULL;
 	return rc;
 fail:
@@ -318,6 +339,7 @@ fail:
 		fuse_remove_signal_handlers(se);
 	if (se)
 		fuse_session_destroy(se);
+	chan_free(chan);
 	fs->se = NULL;
 	if (pfd[1] >= 0) {
 		/* The child of a daemonizing fs_run: tell the parent, leave. */

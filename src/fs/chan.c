@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The request channel. libfuse's worker threads sleep in read(2) on
+ * /dev/fuse; when a synchronous program (tar, ls -l, rm -rf, a database
+ * doing 4 KiB reads) sends its next request a few microseconds after our
+ * reply, the kernel must wake a sleeping thread, and on an idle machine --
+ * above all in a virtual machine, where an idle CPU halts -- that wake-up
+ * costs more than serving the request. So one thread at a time, the leader,
+ * takes requests: it first polls a non-blocking clone of the session's fd
+ * (FUSE_DEV_IOC_CLONE shares the connection's request queue) for a short
+ * while, giving its CPU to anything else runnable between attempts, and
+ * only then sleeps in a blocking read. The other workers wait for the
+ * leader's baton, not in the kernel, so that no sleeping reader is woken
+ * for a request the leader takes anyway. A leader keeps the baton through
+ * a quick request (metadata, small reads and writes) and is back polling
+ * right after its reply; it hands the baton on before a long request
+ * (large I/O, fsync, anything unknown) or when more requests are already
+ * queued, so that those are served in parallel. Polling stops when it has
+ * stopped paying (a score of recent polls), and it can be turned off.
+ *
+ * A reply must go out on the fd its request came from (each fd has its own
+ * list of requests being processed), so every thread remembers the fd of
+ * its last request, and its replies use it; replies are sent by the thread
+ * that took the request. One session per process (the callbacks get the
+ * session's userdata, not ours, so the channel is a static).
+ */
+#include "fs/chan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "common/log.h"
+
+/* <linux/fuse.h>: attach a new /dev/fuse fd to an existing connection. */
+#ifndef FUSE_DEV_IOC_CLONE
+#define FUSE_DEV_IOC_CLONE _IOR(229, 0, uint32_t)
+#endif
+
+/* From the FUSE protocol (<linux/fuse.h>): the request header is 40 bytes,
+ * the opcode its second 32-bit word; READ's size follows fh and offset. */
+#define IN_HEADER_LEN 40
+enum {
+	OP_LOOKUP = 1, OP_FORGET = 2, OP_GETATTR = 3, OP_SETATTR = 4,
+	OP_READLINK = 5, OP_SYMLINK = 6, OP_MKNOD = 8, OP_MKDIR = 9,
+	OP_UNLINK = 10, OP_RMDIR = 11, OP_RENAME = 12, OP_LINK = 13,
+	OP_OPEN = 14, OP_READ = 15, OP_WRITE = 16, OP_STATFS = 17,
+	OP_RELEASE = 18, OP_SETXATTR = 21, OP_GETXATTR = 22,
+	OP_LISTXATTR = 23, OP_REMOVEXATTR = 24, OP_FLUSH = 25,
+	OP_OPENDIR = 27, OP_READDIR = 28, OP_RELEASEDIR = 29,
+	OP_ACCESS = 34, OP_CREATE = 35, OP_BATCH_FORGET = 42,
+	OP_READDIRPLUS = 44, OP_RENAME2 = 45,
+};
+/* Reads and writes up to this size count as quick requests. */
+#define QUICK_IO (64u << 10)
+
+/* Polls that found a request raise the score by one, polls that timed out
+ * lower it by SCORE_MISS; at zero only every PROBE-th chance polls. */
+#define SCORE_MAX 32
+#define SCORE_MISS 4
+#define PROBE 64
+
+struct chan {
+	int fd;	     /* the session's fd (blocking); libfuse closes it */
+	int poll_fd; /* our non-blocking clone, or -1: plain reads */
+	int64_t spin_ns;
+	sem_t baton; /* held by the leader */
+	atomic_int score;
+	atomic_uint chances;
+	atomic_ulong polled, slept; /* requests taken each way (for -d) */
+};
+
+static struct chan *g_chan;
+static _Thread_local int t_fd = -1; /* fd of this thread's request */
+static _Thread_local bool t_lead;   /* this thread holds the baton */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool worth_polling(struct chan *c)
+{
+	if (c->spin_ns <= 0)
+		return false;
+	if (atomic_load(&c->score) > 0)
+		return true;
+	return atomic_fetch_add(&c->chances, 1) % PROBE == 0;
+}
+
+static void score_add(struct chan *c, int d)
+{
+	int s = atomic_load(&c->score), n;
+
+	do {
+		n = s + d;
+		n = n < 0 ? 0 : n > SCORE_MAX ? SCORE_MAX : n;
+	} while (!atomic_compare_exchange_weak(&c->score, &s, n));
+}
+
+/* Poll poll_fd until a request comes or the time is up. Returns the read's
+ * result, or -1 with errno EAGAIN when nothing came. */
+static ssize_t poll_for_request(struct chan *c, void *buf, size_t len)
+{
+	int64_t end = now_ns() + c->spin_ns;
+	ssize_t n;
+
+	for (;;) {
+		n = read(c->poll_fd, buf, len);
+		if (n >= 0 || errno != EAGAIN || now_ns() >= end)
+			return n;
+		sched_yield();
+	}
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Whether a request (n bytes at buf) is served in a few microseconds:
+ * metadata, and reads and writes of up to QUICK_IO bytes. */
+static bool is_quick(const uint8_t *buf, size_t n)
+{
+	if (n < IN_HEADER_LEN)
+		return false;
+	switch (get32(buf + 4)) {
+	case OP_READ:
+		return n >= IN_HEADER_LEN + 20 &&
+		       get32(buf + IN_HEADER_LEN + 16) <= QUICK_IO;
+	case OP_WRITE:
+		return n <= IN_HEADER_LEN + 40 + QUICK_IO;
+	case OP_LOOKUP: case OP_FORGET: case OP_GETATTR: case OP_SETATTR:
+	case OP_READLINK: case OP_SYMLINK: case OP_MKNOD: case OP_MKDIR:
+	case OP_UNLINK: case OP_RMDIR: case OP_RENAME: case OP_LINK:
+	case OP_OPEN: case OP_STATFS: case OP_RELEASE: case OP_SETXATTR:
+	case OP_GETXATTR: case OP_LISTXATTR: case OP_REMOVEXATTR:
+	case OP_FLUSH: case OP_OPENDIR: case OP_READDIR: case OP_RELEASEDIR:
+	case OP_ACCESS: case OP_CREATE: case OP_BATCH_FORGET:
+	case OP_READDIRPLUS: case OP_RENAME2:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool more_queued(struct chan *c)
+{
+	struct pollfd p = { .fd = c->poll_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct chan *c = g_chan;
+	ssize_t n = -1;
+	int err = EAGAIN;
+
+	(void)userdata;
+	if (c->poll_fd < 0) {
+		t_fd = fd;
+		n = read(fd, buf, len);
+		if (n >= 0)
+			atomic_fetch_add(&c->slept, 1);
+		return n;
+	}
+	if (!t_lead) {
+		if (sem_wait(&c->baton) < 0)
+			return -1; /* EINTR: libfuse calls again */
+		t_lead = true;
+	}
+	if (worth_polling(c)) {
+		n = poll_for_request(c, buf, len);
+		err = errno;
+		score_add(c, n >= 0 ? 1 : err == EAGAIN ? -SCORE_MISS : 0);
+	}
+	if (n < 0 && err == EAGAIN) {
+		n = read(fd, buf, len);
+		err = errno;
+		t_fd = fd;
+		if (n >= 0)
+			atomic_fetch_add(&c->slept, 1);
+	} else {
+		t_fd = c->poll_fd;
+		if (n >= 0)
+			atomic_fetch_add(&c->polled, 1);
+	}
+	if (n >= 0 && (!is_quick(buf, (size_t)n) || more_queued(c))) {
+		t_lead = false;
+		sem_post(&c->baton);
+	}
+	errno = err;
+	return n;
+}
+
+static ssize_t chan_writev(int fd, struct iovec *iov, int count,
+			   void *userdata)
+{
+	(void)userdata;
+	/* t_fd < 0: a notification from a thread that takes no requests;
+	 * any fd of the connection will do. */
+	return writev(t_fd >= 0 ? t_fd : fd, iov, count);
+}
+
+int chan_attach(struct chan **out, struct fuse_session *se, unsigned spin_us)
+{
+	static const struct fuse_custom_io io = {
+		.read = chan_read,
+		.writev = chan_writev,
+	};
+	struct chan *c;
+	uint32_t master;
+	int rc;
+
+	*out = NULL;
+	if (g_chan)
+		return -EBUSY;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = fuse_session_fd(se);
+	c->poll_fd = -1;
+	c->spin_ns = (int64_t)spin_us * 1000;
+	atomic_init(&c->score, SCORE_MAX / 2);
+	if (sem_init(&c->baton, 0, 1) < 0) {
+		free(c);
+		return -errno;
+	}
+	if (spin_us) {
+		c->poll_fd = open("/dev/fuse",
+				  O_RDWR | O_CLOEXEC | O_NONBLOCK);
+		master = (uint32_t)c->fd;
+		if (c->poll_fd >= 0 &&
+		    ioctl(c->poll_fd, FUSE_DEV_IOC_CLONE, &master) < 0) {
+			close(c->poll_fd);
+			c->poll_fd = -1;
+		}
+		if (c->poll_fd < 0)
+			log_dbg("no polling: cannot clone /dev/fuse: %s",
+				strerror(errno));
+	}
+	g_chan = c;
+	rc = fuse_session_custom_io(se, &io, c->fd);
+	if (rc) {
+		chan_free(c);
+		return rc < 0 ? rc : -EINVAL;
+	}
+	*out = c;
+	return 0;
+}
+
+void chan_free(struct chan *c)
+{
+	if (!c)
+		return;
+	log_dbg("requests: %lu taken by polling, %lu after sleeping",
+		atomic_load(&c->polled), atomic_load(&c->slept));
+	if (c->poll_fd >= 0)
+		close(c->poll_fd);
+	sem_destroy(&c->baton);
+	if (g_chan == c)
+		g_chan = NULL;
+	free(c);
+}

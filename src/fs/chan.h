@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The request channel: how the session's worker threads take requests from
+ * /dev/fuse and send replies (see chan.c).
+ */
+#ifndef FS_CHAN_H
+#define FS_CHAN_H
+
+#include <stdbool.h>
+
+struct chan;
+struct fuse_session;
+
+/* Attach our receive/reply functions to the mounted session se. A thread
+ * that finishes a request and finds no other request in progress polls for
+ * the next one for up to spin_us microseconds before it sleeps in the
+ * kernel (0: never poll). Returns 0 or a negative errno; on failure the
+ * session keeps libfuse's own I/O. */
+int chan_attach(struct chan **out, struct fuse_session *se,
+		unsigned spin_us);
+
+/* After fuse_session_destroy (which closes the session's fd). NULL is a
+ * no-op. */
+void chan_free(struct chan *c);
+
+#endif

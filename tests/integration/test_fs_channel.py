@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: MIT
+"""The request channel (src/fs/chan.c): after a request, one worker polls
+for the next one for a short while before it sleeps; the others wait for
+its baton. Checked here: the daemon really takes requests by polling (its
+-d summary at unmount) and takes none that way with VEILFS_SPIN_US=0; an
+idle daemon does not spin; and a mixed concurrent load (metadata, small
+and large I/O from several threads at once, which hands the baton around
+and sends replies on both /dev/fuse descriptors) gives correct results with
+polling on and off."""
+
+import os
+import re
+import threading
+import time
+
+import pytest
+
+import util
+from util import read_file, write_file
+
+SUMMARY = re.compile(r"requests: (\d+) taken by polling, (\d+) after "
+                     r"sleeping")
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def mixed_load(m, seconds=3.0):
+    """Eight threads for about `seconds`: metadata churn, small and large
+    files written and read back, listings, xattrs. Returns the errors."""
+    errors = []
+    stop = time.monotonic() + seconds
+
+    def meta(t):
+        d = m.p("meta%d" % t)
+        os.mkdir(d)
+        i = 0
+        while time.monotonic() < stop:
+            p = os.path.join(d, "f%d" % (i % 50))
+            data = ("%d-%d\n" % (t, i)).encode() * (i % 7 + 1)
+            write_file(p, data)
+            os.setxattr(p, "user.k", data[:20])
+            if read_file(p) != data or os.getxattr(p, "user.k") != data[:20]:
+                errors.append("meta %d: %s read back wrong" % (t, p))
+            os.rename(p, p + ".r")
+            if i % 3 == 0:
+                os.unlink(p + ".r")
+            os.listdir(d)
+            i += 1
+
+    def bulk(t):
+        p = m.p("bulk%d" % t)
+        i = 0
+        while time.monotonic() < stop:
+            data = os.urandom((1 << 20) + 4096 * (i % 5) + t)
+            write_file(p, data)
+            if read_file(p) != data:
+                errors.append("bulk %d: content differs" % t)
+            with open(p, "rb") as f:
+                f.seek(12345)
+                if f.read(4096) != data[12345:12345 + 4096]:
+                    errors.append("bulk %d: small read differs" % t)
+            i += 1
+
+    def guard(fn, t):
+        try:
+            fn(t)
+        except Exception as e:  # reported below with the thread's name
+            errors.append("%s %d: %r" % (fn.__name__, t, e))
+
+    threads = [threading.Thread(target=guard, args=(meta, t))
+               for t in range(5)]
+    threads += [threading.Thread(target=guard, args=(bulk, t))
+                for t in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return errors
+
+
+@pytest.mark.parametrize("spin", [None, "0", "2000"])
+def test_mixed_load_with_and_without_polling(mounter, monkeypatch, spin):
+    if spin is None:
+        monkeypatch.delenv("VEILFS_SPIN_US", raising=False)
+    else:
+        monkeypatch.setenv("VEILFS_SPIN_US", spin)
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir, args=["-d", "-passfile", mounter.passfile])
+    errors = mixed_load(m)
+    assert not errors, errors[:5]
+    # and a synchronous stretch: one request at a time
+    for i in range(300):
+        os.stat(m.p("bulk0"))
+    mounter.unmount(m)
+    s = SUMMARY.findall(m.log())
+    assert s, "no request summary in the -d log"
+    polled, slept = map(int, s[-1])
+    assert polled + slept > 1000
+    if spin == "0":
+        assert polled == 0
+    else:
+        # most synchronous requests must come in while the leader polls
+        assert polled > 300, (polled, slept)
+
+
+def test_idle_daemon_does_not_spin(mounter):
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    p = m.p("f")
+    write_file(p, b"x" * 10000)
+    for i in range(2000):  # a synchronous burst: polling switched on
+        os.stat(p)
+        read_file(p)
+    time.sleep(0.3)
+    t0 = cpu_ticks(m.proc.pid)
+    time.sleep(2.0)
+    used = cpu_ticks(m.proc.pid) - t0
+    hz = os.sysconf("SC_CLK_TCK")
+    assert used <= hz // 20, "idle daemon used %d ticks in 2 s" % used
+    assert read_file(p) == b"x" * 10000
