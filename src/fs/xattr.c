@@ -161,7 +161,7 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	      size_t size, size_t *len)
 {
 	char path[64], xname[XATTR_NAME_BUF];
-	uint8_t *raw = NULL, *dec = NULL, *pt = NULL;
+	uint8_t small[4096], *big = NULL, *raw = small, *dec = NULL, *pt = NULL;
 	size_t oh = content_msg_overhead(fs->content), dlen;
 	ssize_t n = 0;
 	int fd = -1, rc;
@@ -178,12 +178,19 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	rc = xopen(fs, in, path, sizeof(path), &fd);
 	if (rc)
 		return rc;
-	raw = malloc(XATTR_VAL_MAX);
-	if (!raw) {
-		rc = -ENOMEM;
-		goto out;
+	/* Small first: the kernel allocates (and zeroes) as much as asked
+	 * for, and nearly every value fits, and nearly every answer is
+	 * ENODATA (ls -l). */
+	n = getxattr(path, xname, small, sizeof(small));
+	if (n < 0 && errno == ERANGE) {
+		big = malloc(XATTR_VAL_MAX);
+		if (!big) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		raw = big;
+		n = getxattr(path, xname, raw, XATTR_VAL_MAX);
 	}
-	n = getxattr(path, xname, raw, XATTR_VAL_MAX);
 	if (n < 0) {
 		rc = -errno; /* mostly ENODATA: ls -l asks for every file */
 		if (rc == -ENODATA)
@@ -237,7 +244,7 @@ out:
 		secure_zero(pt, (size_t)n); /* plaintext never exceeds n */
 		free(pt);
 	}
-	free(raw);
+	free(big);
 	free(dec);
 	if (fd >= 0)
 		close(fd);

@@ -8,6 +8,7 @@ import errno
 import os
 import socket
 import stat
+import subprocess
 import threading
 
 import pytest
@@ -609,3 +610,26 @@ def test_plaintextnames_reserved_config(mounter):
     os.mkdir(m.p("d"))
     write_file(m.p("d", "gocryptfs.conf"), b"mine")
     assert read_file(m.p("d", "gocryptfs.conf")) == b"mine"
+
+
+def test_big_xattr_value(mounter, tmp_path):
+    """A value larger than the daemon's first, small read of it (ext4
+    keeps at most one block of attributes, so the cipherdir is on a
+    tmpfs)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    d = os.path.join(str(tmp_path), "tmpfs")
+    os.mkdir(d)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700",
+                    "tmpfs", d], check=True)
+    try:
+        m = mounter.mount(mounter.init(cipherdir=os.path.join(d, "c")))
+        p = m.p("f")
+        write_file(p, b"x")
+        for size in (4000, 4097, 20000, 60000):
+            v = util.rand_bytes(size, size)
+            os.setxattr(p, "user.v%d" % size, v)
+            assert os.getxattr(p, "user.v%d" % size) == v
+        mounter.unmount(m)
+    finally:
+        subprocess.run(["umount", "-l", d])
