@@ -18,20 +18,13 @@ import subprocess
 import pytest
 
 import reliab_util as ru
+import util
 
 
 @pytest.fixture
 def small_tmpfs(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip('needs root to mount a tmpfs')
-    d = os.path.join(str(tmp_path), 'tmpfs')
-    os.mkdir(d)
-    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m,mode=0700',
-                    'tmpfs', d], check=True)
-    try:
+    with util.tmpfs(tmp_path, "8m") as d:
         yield d
-    finally:
-        subprocess.run(['umount', '-l', d])
 
 
 def fill(path, acked_model, strict):

@@ -9,6 +9,7 @@ VEILFS_BIN to the gocryptfs binary runs the whole suite against gocryptfs,
 which is how the tests themselves are checked.
 """
 
+import contextlib
 import ctypes
 import errno
 import hashlib
@@ -425,3 +426,21 @@ def diff_snapshots(got, want):
             out.append("differs: %s: got %r want %r" % (short, got[k],
                                                           want[k]))
     return out
+
+
+@contextlib.contextmanager
+def tmpfs(parent, size):
+    """A tmpfs of SIZE (mount's syntax, e.g. "8m") on PARENT/tmpfs, mode
+    0700, lazily unmounted at the end. Needs root: skips the test
+    otherwise."""
+    import pytest
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    d = os.path.join(str(parent), "tmpfs")
+    os.mkdir(d)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700" % size,
+                    "tmpfs", d], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", d])
