@@ -13,7 +13,6 @@ Needs root (mount -t tmpfs).
 """
 import errno
 import os
-import subprocess
 
 import pytest
 
