@@ -12,11 +12,12 @@
  * only then sleeps in a blocking read. The other workers wait for the
  * leader's baton, not in the kernel, so that no sleeping reader is woken
  * for a request the leader takes anyway. A leader keeps the baton through
- * a quick request (metadata, small reads and writes) and is back polling
- * right after its reply; it hands the baton on before a long request
- * (large I/O, fsync, anything unknown) or when more requests are already
- * queued, so that those are served in parallel. Polling stops when it has
- * stopped paying (a score of recent polls), and it can be turned off.
+ * an ordinary request (metadata, reads, writes) and is back polling right
+ * after its reply; it hands the baton on before anything else (fsync,
+ * fallocate, unknown requests) and whenever more requests are already
+ * queued, so that those are served in parallel. It does not poll while
+ * another thread serves a request, and polling stops when it has stopped
+ * paying (a score of recent polls); it can be turned off.
  *
  * A reply must go out on the fd its request came from (each fd has its own
  * list of requests being processed), so every thread remembers the fd of
@@ -50,7 +51,7 @@
 #endif
 
 /* From the FUSE protocol (<linux/fuse.h>): the request header is 40 bytes,
- * the opcode its second 32-bit word; READ's size follows fh and offset. */
+ * the opcode its second 32-bit word. */
 #define IN_HEADER_LEN 40
 enum {
 	OP_LOOKUP = 1, OP_FORGET = 2, OP_GETATTR = 3, OP_SETATTR = 4,
@@ -63,8 +64,6 @@ enum {
 	OP_ACCESS = 34, OP_CREATE = 35, OP_BATCH_FORGET = 42,
 	OP_READDIRPLUS = 44, OP_RENAME2 = 45,
 };
-/* Reads and writes up to this size count as quick requests. */
-#define QUICK_IO (64u << 10)
 
 /* Polls that found a request raise the score by one, polls that timed out
  * lower it by SCORE_MISS; at zero only every PROBE-th chance polls. */
@@ -77,6 +76,7 @@ struct chan {
 	int poll_fd; /* our non-blocking clone, or -1: plain reads */
 	int64_t spin_ns;
 	sem_t baton; /* held by the leader */
+	atomic_int busy; /* requests being served */
 	atomic_int score;
 	atomic_uint chances;
 	atomic_ulong polled, slept; /* requests taken each way (for -d) */
@@ -85,6 +85,7 @@ struct chan {
 static struct chan *g_chan;
 static _Thread_local int t_fd = -1; /* fd of this thread's request */
 static _Thread_local bool t_lead;   /* this thread holds the baton */
+static _Thread_local bool t_busy;   /* this thread counts in busy */
 
 static int64_t now_ns(void)
 {
@@ -94,9 +95,11 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Not while another thread serves a (long) request: polling would take
+ * a CPU from it, and the next request may be far off. */
 static bool worth_polling(struct chan *c)
 {
-	if (c->spin_ns <= 0)
+	if (c->spin_ns <= 0 || atomic_load(&c->busy) > 0)
 		return false;
 	if (atomic_load(&c->score) > 0)
 		return true;
@@ -136,18 +139,15 @@ static uint32_t get32(const uint8_t *p)
 	return v;
 }
 
-/* Whether a request (n bytes at buf) is served in a few microseconds:
- * metadata, and reads and writes of up to QUICK_IO bytes. */
+/* Whether a request (n bytes at buf) is one through which the leader
+ * keeps the baton: metadata, reads and writes (a large one runs on all
+ * cores through the crypto worker pool anyway). */
 static bool is_quick(const uint8_t *buf, size_t n)
 {
 	if (n < IN_HEADER_LEN)
 		return false;
 	switch (get32(buf + 4)) {
-	case OP_READ:
-		return n >= IN_HEADER_LEN + 20 &&
-		       get32(buf + IN_HEADER_LEN + 16) <= QUICK_IO;
-	case OP_WRITE:
-		return n <= IN_HEADER_LEN + 40 + QUICK_IO;
+	case OP_READ: case OP_WRITE:
 	case OP_LOOKUP: case OP_FORGET: case OP_GETATTR: case OP_SETATTR:
 	case OP_READLINK: case OP_SYMLINK: case OP_MKNOD: case OP_MKDIR:
 	case OP_UNLINK: case OP_RMDIR: case OP_RENAME: case OP_LINK:
@@ -176,6 +176,10 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 	int err = EAGAIN;
 
 	(void)userdata;
+	if (t_busy) {
+		atomic_fetch_sub(&c->busy, 1);
+		t_busy = false;
+	}
 	if (c->poll_fd < 0) {
 		t_fd = fd;
 		n = read(fd, buf, len);
@@ -204,9 +208,13 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		if (n >= 0)
 			atomic_fetch_add(&c->polled, 1);
 	}
-	if (n >= 0 && (!is_quick(buf, (size_t)n) || more_queued(c))) {
-		t_lead = false;
-		sem_post(&c->baton);
+	if (n >= 0) {
+		atomic_fetch_add(&c->busy, 1);
+		t_busy = true;
+		if (!is_quick(buf, (size_t)n) || more_queued(c)) {
+			t_lead = false;
+			sem_post(&c->baton);
+		}
 	}
 	errno = err;
 	return n;
