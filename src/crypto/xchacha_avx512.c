@@ -7,15 +7,18 @@
  * last, partial step uses masked loads and stores. HChaCha20 and the
  * Poly1305 key block (counter 0) are single blocks with the state's rows
  * in four 128-bit registers; the key block's rounds run inside the first
- * 16-block step, where its dependency chain costs little. Poly1305 works
+ * 16-block step, where its dependency chain costs little. A run of blocks
+ * (seal_run/open_run) derives the subkeys and key blocks of up to 16
+ * messages at once in the vertical layout instead. Poly1305 works
  * on 64-bit limbs (mod 2^130 - 5) for the AAD, short tails and the length
  * block, and on eight lanes of three 44-bit limbs with the 52-bit
  * multiply-adds of AVX-512 IFMA for runs of at least 16 blocks: lane j
  * accumulates blocks j, j + 8, ... multiplied by r^8 each step, and the
  * last step multiplies lane j by r^(8-j) before the lanes are summed.
- * Nothing branches on secret data; the context (key, the message's
- * Poly1305 key, powers of r, keystream waiting for the MAC) is in locked
- * memory. It can only be created on a CPU with AVX-512 F/BW/VL/IFMA
+ * Nothing branches on secret data; the context (key, subkeys, Poly1305
+ * keys, powers of r, keystream waiting for the MAC) is in locked memory,
+ * and the entry points wipe the stack where the compiler spilled vector
+ * registers. It can only be created on a CPU with AVX-512 F/BW/VL/IFMA
  * (-ENOTSUP otherwise, and also when the environment has
  * VEILFS_NO_AVX512_CHACHA, for tests of that case). The 32-bit block
  * counter limits a message to 256 GiB, far above any content block.
@@ -55,9 +58,8 @@ struct poly {
 struct xctx {
 	__m128i kb, kc; /* the key as rows 1 and 2 of the ChaCha state */
 	struct poly p;	/* per-message scratch */
-	/* the state of the 16-block steps (kept here rather than spilled
-	 * to the stack: it holds the subkey), and when opening the first
-	 * step's keystream */
+	/* the state of the 16-block steps (it holds the subkey), and when
+	 * opening the first step's keystream */
 	__m512i st[16], ks[16];
 	/* runs: word w of message j's subkey in sub[w][j], of its Poly1305
 	 * key (r || s) in pk[w][j] */
@@ -65,7 +67,7 @@ struct xctx {
 	uint32_t pk[8][16] __attribute__((aligned(64)));
 };
 
-/* ---- ChaCha20, one block in four rows ----------------------------------- */
+/* ---- ChaCha20, one block in four rows ------------------------------------ */
 
 INLINE __m128i row0(void)
 {
@@ -109,7 +111,7 @@ INLINE void rounds_rows(__m128i r[4])
 	r[0] = x, r[1] = y, r[2] = z, r[3] = w;
 }
 
-/* ---- ChaCha20, 16 blocks in the vertical layout --------------------------- */
+/* ---- ChaCha20, 16 blocks in the vertical layout -------------------------- */
 
 #define QR_V(a, b, c, d)                                                     \
 	do {                                                                 \
@@ -415,9 +417,10 @@ INLINE void add_msg(__m512i a[3], const uint8_t *m)
 
 	a[0] = _mm512_add_epi64(a[0], _mm512_and_si512(lo, m44));
 	a[1] = _mm512_add_epi64(
-		a[1], _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(lo, 44),
-						       _mm512_slli_epi64(hi, 20)),
-				       m44));
+		a[1],
+		_mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(lo, 44),
+						 _mm512_slli_epi64(hi, 20)),
+				 m44));
 	a[2] = _mm512_add_epi64(
 		a[2], _mm512_or_si512(_mm512_srli_epi64(hi, 24),
 				      _mm512_set1_epi64(1LL << 40)));
@@ -506,7 +509,7 @@ TARGET static void poly_tag(struct poly *p, uint8_t tag[16])
 	memcpy(tag + 8, &h[1], 8);
 }
 
-/* ---- the AEAD ------------------------------------------------------------- */
+/* ---- the AEAD ------------------------------------------------------------ */
 
 /* The Poly1305 key r || s as 64-bit words; h = 0. */
 INLINE void poly_key(struct poly *p, uint64_t r0, uint64_t r1, uint64_t s0,
@@ -603,7 +606,7 @@ INLINE void xchapoly(struct xctx *c, const uint8_t *nonce, uint8_t *out,
 		aad, aadlen, tag, enc);
 }
 
-/* ---- the backend ---------------------------------------------------------- */
+/* ---- the backend --------------------------------------------------------- */
 
 /* AVX-512 F/BW/VL/IFMA and an OS that saves the opmask and all 512-bit
  * registers (XCR0 bits 1, 2, 5, 6, 7). */
@@ -659,7 +662,7 @@ static int xc5_new(void **out, const uint8_t *key)
 	return 0;
 }
 
-/* ---- the entry points: the work, then wiping the stack it used ------------ */
+/* ---- the entry points: the work, then wiping the stack it used ----------- */
 
 /* The work keeps vector registers it spills on the stack: ChaCha20 states
  * (from which the subkey can be computed back) and keystream, in frames of
@@ -727,7 +730,7 @@ static int xc5_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	return ok ? 0 : -EBADMSG;
 }
 
-/* ---- runs ------------------------------------------------------------------ */
+/* ---- runs ---------------------------------------------------------------- */
 
 #define RUN_KEYS_MIN 4 /* messages from which keys16() pays */
 
@@ -909,7 +912,7 @@ const struct aead_impl aead_xchacha_avx512 = {
 	.needs = "AVX-512 IFMA",
 };
 
-/* ---- test hooks ------------------------------------------------------------ */
+/* ---- test hooks ---------------------------------------------------------- */
 
 TARGET int xchacha_avx512_test_poly1305(uint8_t tag[16],
 					const uint8_t key[32],

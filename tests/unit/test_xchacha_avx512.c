@@ -251,7 +251,7 @@ TEST(xchacha_draft_vector)
 	im->ctx_free(ctx);
 }
 
-/* ---- against the OpenSSL backend ------------------------------------------- */
+/* ---- against the OpenSSL backend ----------------------------------------- */
 
 struct pair {
 	void *mine, *theirs;
@@ -564,7 +564,8 @@ static __attribute__((noinline)) int stack_hits(const uint8_t sub[32])
 TEST(no_subkey_left_on_stack)
 {
 	enum { N = 18, BS = 4096, CBS = 24 + BS + 16 };
-	uint8_t key[32], nonce[24], sub[3][32], fid[16] = { 7 }, aad[24] = { 0 };
+	uint8_t key[32], nonce[24], sub[3][32], fid[16] = { 7 };
+	uint8_t aad[24] = { 0 };
 	uint8_t *body = xmalloc(N * CBS), *pt = xmalloc(N * BS);
 	uint8_t *one = xmalloc(BS + 16);
 	struct aead_run r = { 0 };
