@@ -669,7 +669,9 @@ static int xc5_new(void **out, const uint8_t *key)
  * 2.5 to 3.3 KiB with GCC 12 (-O2, -O3) and under 1.5 KiB with clang 14.
  * It runs in functions of its own (NOINLINE), and the entry points then
  * overwrite BURN_BYTES of stack below their own frame, where those frames
- * were (about 3% of a 4 KiB seal; test: no_subkey_left_on_stack). */
+ * were (about 3% of a 4 KiB seal; test: no_subkey_left_on_stack). Not
+ * in unoptimised builds, whose frames are far larger (up to 1.3 MiB with
+ * clang -O0 and AddressSanitizer). */
 #define NOINLINE TARGET static __attribute__((noinline))
 #if defined(__SANITIZE_ADDRESS__)
 #define BURN_BYTES 32768 /* AddressSanitizer: frames of up to 23 KiB */

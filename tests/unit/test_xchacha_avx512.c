@@ -543,7 +543,7 @@ TEST(public_api_matches_openssl)
 
 /* How often a word of the subkey stands in the 32 KiB of stack below the
  * caller's frame, where the backend's frames were. Reads what earlier
- * calls left there (volatile, so the reads happen). */
+ * calls left there (volatile, so that the reads happen). */
 static __attribute__((noinline)) int stack_hits(const uint8_t sub[32])
 {
 	volatile uint32_t buf[8192];
@@ -551,6 +551,8 @@ static __attribute__((noinline)) int stack_hits(const uint8_t sub[32])
 	int hits = 0;
 
 	memcpy(w, sub, 32);
+	/* as far as the compiler knows, this fills buf */
+	__asm__ volatile("" : : "r"(buf) : "memory");
 	for (size_t i = 0; i < 8192; i++)
 		for (int k = 0; k < 8; k++)
 			hits += buf[i] == w[k];
@@ -566,16 +568,22 @@ TEST(no_subkey_left_on_stack)
 	enum { N = 18, BS = 4096, CBS = 24 + BS + 16 };
 	uint8_t key[32], nonce[24], sub[3][32], fid[16] = { 7 };
 	uint8_t aad[24] = { 0 };
-	uint8_t *body = xmalloc(N * CBS), *pt = xmalloc(N * BS);
-	uint8_t *one = xmalloc(BS + 16);
+	uint8_t *body, *pt, *one;
 	struct aead_run r = { 0 };
 	void *ctx = NULL;
 	size_t bad;
 
-	if (!aead_impl_supported(im, NULL)) {
-		free(body), free(pt), free(one);
+	if (!aead_impl_supported(im, NULL))
 		SKIP("no AVX-512 IFMA on this CPU");
-	}
+#ifndef __OPTIMIZE__
+	/* -O0 gives every inlined temporary its own slot: frames of up to
+	 * 1.3 MiB (clang 14 with AddressSanitizer), far past the wiping and
+	 * this scan, which would pass without proving anything */
+	SKIP("unoptimised build");
+#endif
+	body = xmalloc(N * CBS);
+	pt = xmalloc(N * BS);
+	one = xmalloc(BS + 16);
 	for (int i = 0; i < 32; i++)
 		key[i] = (uint8_t)(i * 7 + 1);
 	for (int i = 0; i < 24; i++)
