@@ -187,6 +187,24 @@ static void sidecar_remove(int dfd, const struct dname *dn)
 			 strerror(errno));
 }
 
+/* The middle of the create family: the long-name sidecar first (spec
+ * §4.5), then make(dfd, stored name, arg), and the sidecar goes again when
+ * make fails. Returns 0 or a negative errno. */
+typedef int make_fn(int dfd, const char *stored, void *arg);
+
+static int make_entry(int dfd, const struct dname *dn, make_fn *make,
+		      void *arg)
+{
+	int made = sidecar_create(dfd, dn), rc;
+
+	if (made < 0)
+		return made;
+	rc = make(dfd, dn->stored, arg);
+	if (rc && made)
+		sidecar_remove(dfd, dn);
+	return rc;
+}
+
 /* Shared prologue: dir fd and encrypted name. */
 static int prep(struct fs *fs, struct inode *dir, const char *name, int *dfd,
 		struct dname *dn)
@@ -239,29 +257,32 @@ int dir_lookup(struct fs *fs, struct inode *dir, const char *name,
 	return rc;
 }
 
+struct mknod_args {
+	mode_t mode;
+	dev_t rdev;
+};
+
+static int make_node(int dfd, const char *stored, void *arg)
+{
+	const struct mknod_args *a = arg;
+
+	return mknodat(dfd, stored, a->mode, a->rdev) < 0 ? -errno : 0;
+}
+
 int dir_mknod(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 	      dev_t rdev, const struct cred *cr, struct inode **out,
 	      struct stat *st)
 {
+	struct mknod_args a = { .mode = mode, .rdev = rdev };
 	struct dname dn;
-	int dfd, rc, made;
+	int dfd, rc;
 
 	rc = prep(fs, dir, name, &dfd, &dn);
 	if (rc)
 		return rc;
-	made = sidecar_create(dfd, &dn);
-	if (made < 0) {
-		rc = made;
-		goto out;
-	}
-	if (mknodat(dfd, dn.stored, mode, rdev) < 0) {
-		rc = -errno;
-		if (made)
-			sidecar_remove(dfd, &dn);
-		goto out;
-	}
-	rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
-out:
+	rc = make_entry(dfd, &dn, make_node, &a);
+	if (!rc)
+		rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
 	dirfd_put(fs, dir);
 	return rc;
 }
@@ -284,28 +305,27 @@ static int write_diriv(int cfd, uint8_t iv[static NAMES_DIRIV_LEN])
 	return rc;
 }
 
+static int make_dir(int dfd, const char *stored, void *arg)
+{
+	return mkdirat(dfd, stored, *(mode_t *)arg) < 0 ? -errno : 0;
+}
+
 int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 	      const struct cred *cr, struct inode **out, struct stat *st)
 {
 	uint8_t iv[NAMES_DIRIV_LEN];
 	struct dname dn;
-	int dfd, cfd = -1, rc, made;
+	int dfd, cfd = -1, rc;
 	bool with_iv = !fs->plaintext && fs->diriv;
+	/* with an IV to write, owner access first; the mode comes after */
+	mode_t m = with_iv ? (mode | 0700) : mode;
 
 	rc = prep(fs, dir, name, &dfd, &dn);
 	if (rc)
 		return rc;
-	made = sidecar_create(dfd, &dn);
-	if (made < 0) {
-		rc = made;
+	rc = make_entry(dfd, &dn, make_dir, &m);
+	if (rc)
 		goto out;
-	}
-	if (mkdirat(dfd, dn.stored, with_iv ? (mode | 0700) : mode) < 0) {
-		rc = -errno;
-		if (made)
-			sidecar_remove(dfd, &dn);
-		goto out;
-	}
 	if (with_iv) {
 		cfd = openat(dfd, dn.stored,
 			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -318,8 +338,7 @@ int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 			if (cfd >= 0)
 				unlinkat(cfd, NAMES_DIRIV_FILE, 0);
 			unlinkat(dfd, dn.stored, AT_REMOVEDIR);
-			if (made)
-				sidecar_remove(dfd, &dn);
+			sidecar_remove(dfd, &dn);
 			goto out;
 		}
 	}
@@ -338,13 +357,18 @@ out:
 	return rc;
 }
 
+static int make_symlink(int dfd, const char *stored, void *arg)
+{
+	return symlinkat(arg, dfd, stored) < 0 ? -errno : 0;
+}
+
 int dir_symlink(struct fs *fs, struct inode *dir, const char *name,
 		const char *target, const struct cred *cr, struct inode **out,
 		struct stat *st)
 {
 	struct dname dn;
 	char *enc = NULL;
-	int dfd = -1, rc, made;
+	int dfd = -1, rc;
 
 	enc = malloc(LINK_MAX_STORED);
 	if (!enc)
@@ -356,49 +380,50 @@ int dir_symlink(struct fs *fs, struct inode *dir, const char *name,
 	rc = prep(fs, dir, name, &dfd, &dn);
 	if (rc)
 		goto out_free;
-	made = sidecar_create(dfd, &dn);
-	if (made < 0) {
-		rc = made;
-		goto out;
-	}
-	if (symlinkat(enc, dfd, dn.stored) < 0) {
-		rc = -errno;
-		if (made)
-			sidecar_remove(dfd, &dn);
-		goto out;
-	}
-	rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
-out:
+	rc = make_entry(dfd, &dn, make_symlink, enc);
+	if (!rc)
+		rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
 	dirfd_put(fs, dir);
 out_free:
 	free(enc);
 	return rc;
 }
 
+struct open_args {
+	int flags;
+	mode_t mode;
+	int fd; /* out */
+};
+
+static int make_file(int dfd, const char *stored, void *arg)
+{
+	struct open_args *a = arg;
+
+	a->fd = openat(dfd, stored, a->flags, a->mode);
+	return a->fd < 0 ? -errno : 0;
+}
+
 int dir_create(struct fs *fs, struct inode *dir, const char *name,
 	       mode_t mode, int flags, const struct cred *cr,
 	       struct inode **out, struct stat *st)
 {
+	/* spec §3.9: always read-write, no O_APPEND (we compute offsets). */
+	struct open_args a = {
+		.flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+			 (flags & O_EXCL),
+		.mode = mode,
+		.fd = -1,
+	};
 	struct dname dn;
-	int dfd, fd = -1, rc, made, oflags;
+	int dfd, fd = -1, rc;
 
 	rc = prep(fs, dir, name, &dfd, &dn);
 	if (rc)
 		return rc;
-	made = sidecar_create(dfd, &dn);
-	if (made < 0) {
-		rc = made;
+	rc = make_entry(dfd, &dn, make_file, &a);
+	fd = a.fd;
+	if (rc)
 		goto out;
-	}
-	/* spec §3.9: always read-write, no O_APPEND (we compute offsets). */
-	oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (flags & O_EXCL);
-	fd = openat(dfd, dn.stored, oflags, mode);
-	if (fd < 0) {
-		rc = -errno;
-		if (made)
-			sidecar_remove(dfd, &dn);
-		goto out;
-	}
 	if (fs->as_root_chown && cr && fchown(fd, cr->uid, cr->gid) < 0)
 		log_warn("chown of new file failed: %s", strerror(errno));
 	if (fstat(fd, st) < 0) {
@@ -430,12 +455,25 @@ out:
 	return rc;
 }
 
+struct link_args {
+	int sfd;	  /* the source's parent */
+	const char *name; /* the source's stored name */
+};
+
+static int make_link(int dfd, const char *stored, void *arg)
+{
+	const struct link_args *a = arg;
+
+	return linkat(a->sfd, a->name, dfd, stored, 0) < 0 ? -errno : 0;
+}
+
 int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
 	     const char *name, struct inode **out, struct stat *st)
 {
+	struct link_args a;
 	struct dname dn;
 	struct loc l;
-	int dfd, sfd, rc, made;
+	int dfd, rc;
 
 	rc = loc_get(fs, in, &l);
 	if (rc)
@@ -443,24 +481,15 @@ int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
 	rc = prep(fs, dir, name, &dfd, &dn);
 	if (rc)
 		goto out_loc;
-	sfd = dirfd_get(fs, l.parent);
-	if (sfd < 0) {
-		rc = sfd;
+	a.sfd = dirfd_get(fs, l.parent);
+	if (a.sfd < 0) {
+		rc = a.sfd;
 		goto out_dfd;
 	}
-	made = sidecar_create(dfd, &dn);
-	if (made < 0) {
-		rc = made;
-		goto out;
-	}
-	if (linkat(sfd, l.name, dfd, dn.stored, 0) < 0) {
-		rc = -errno;
-		if (made)
-			sidecar_remove(dfd, &dn);
-		goto out;
-	}
-	rc = finish_new(fs, dir, dfd, &dn, NULL, out, st);
-out:
+	a.name = l.name;
+	rc = make_entry(dfd, &dn, make_link, &a);
+	if (!rc)
+		rc = finish_new(fs, dir, dfd, &dn, NULL, out, st);
 	dirfd_put(fs, l.parent);
 out_dfd:
 	dirfd_put(fs, dir);
@@ -591,13 +620,39 @@ int dir_rmdir(struct fs *fs, struct inode *dir, const char *name)
 	return rc;
 }
 
+struct rename_args {
+	struct fs *fs;
+	int sfd;	   /* the source's parent */
+	const char *sname; /* the source's stored name */
+	unsigned flags;
+	bool dirs; /* a directory onto a directory, no flags */
+};
+
+static int make_rename(int dfd, const char *stored, void *arg)
+{
+	const struct rename_args *a = arg;
+	struct stat st;
+	int rc;
+
+	rc = renameat2(a->sfd, a->sname, dfd, stored, a->flags) < 0 ? -errno :
+								       0;
+	if ((rc == -ENOTEMPTY || rc == -EEXIST) && a->dirs) {
+		rc = rmdir_at(a->fs, dfd, stored, &st);
+		if (!rc)
+			rc = renameat2(a->sfd, a->sname, dfd, stored, 0) < 0 ?
+				     -errno : 0;
+	}
+	return rc;
+}
+
 int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 	       struct inode *newdir, const char *newname, unsigned flags)
 {
+	struct rename_args a;
 	struct dname sn, dn;
-	struct stat sst, dst, rst;
+	struct stat sst, dst;
 	struct inode *sin = NULL, *din = NULL;
-	int sfd, dfd = -1, rc, made = 0;
+	int sfd, dfd = -1, rc;
 	bool have_dst = false;
 
 	rc = prep(fs, dir, name, &sfd, &sn);
@@ -620,26 +675,17 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 			rc = -EEXIST;
 		goto out;
 	}
-	made = sidecar_create(dfd, &dn);
-	if (made < 0) {
-		rc = made;
+	a.fs = fs;
+	a.sfd = sfd;
+	a.sname = sn.stored;
+	a.flags = flags;
+	/* A target directory that still holds its diriv is removed the
+	 * gocryptfs way if it is otherwise empty, and the rename retried. */
+	a.dirs = !flags && have_dst && S_ISDIR(dst.st_mode) &&
+		 S_ISDIR(sst.st_mode);
+	rc = make_entry(dfd, &dn, make_rename, &a);
+	if (rc)
 		goto out;
-	}
-	rc = renameat2(sfd, sn.stored, dfd, dn.stored, flags) < 0 ? -errno : 0;
-	if ((rc == -ENOTEMPTY || rc == -EEXIST) && !flags && have_dst &&
-	    S_ISDIR(dst.st_mode) && S_ISDIR(sst.st_mode)) {
-		/* The target directory still holds its diriv: remove it
-		 * the gocryptfs way if it is otherwise empty, then retry. */
-		rc = rmdir_at(fs, dfd, dn.stored, &rst);
-		if (!rc)
-			rc = renameat2(sfd, sn.stored, dfd, dn.stored, 0) < 0 ?
-				     -errno : 0;
-	}
-	if (rc) {
-		if (made)
-			sidecar_remove(dfd, &dn);
-		goto out;
-	}
 	if (!(flags & RENAME_EXCHANGE))
 		sidecar_remove(sfd, &sn);
 
