@@ -421,10 +421,8 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 static int open_backing(struct fs *fs, struct inode *in, bool want_w,
 			bool *rw)
 {
-	struct loc l;
-	struct stat st;
 	char proc[64];
-	int pfd, fd = -1, rc;
+	int fd;
 
 	*rw = true;
 	if (in->fd >= 0) {
@@ -435,36 +433,12 @@ static int open_backing(struct fs *fs, struct inode *in, bool want_w,
 			*rw = false;
 			fd = open(proc, O_RDONLY | O_CLOEXEC);
 		}
-		rc = fd < 0 ? -errno : 0;
-		goto check;
+		return fd < 0 ? -errno : fd;
 	}
-	rc = loc_get(fs, in, &l);
-	if (rc)
-		return rc;
-	pfd = dirfd_get(fs, l.parent);
-	if (pfd < 0) {
-		loc_put(fs, &l);
-		return pfd;
-	}
-	fd = openat(pfd, l.name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && !want_w && (errno == EACCES || errno == EROFS)) {
+	fd = inode_open(fs, in, O_RDWR);
+	if ((fd == -EACCES || fd == -EROFS) && !want_w) {
 		*rw = false;
-		fd = openat(pfd, l.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	rc = fd < 0 ? -errno : 0;
-	dirfd_put(fs, l.parent);
-	loc_put(fs, &l);
-check:
-	if (rc)
-		return rc == -ELOOP ? -ESTALE : rc;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-	} else if (st.st_dev != in->dev || st.st_ino != in->ino) {
-		rc = -ESTALE;
-	}
-	if (rc) {
-		close(fd);
-		return rc;
+		fd = inode_open(fs, in, O_RDONLY);
 	}
 	return fd;
 }

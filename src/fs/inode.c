@@ -473,6 +473,31 @@ static int check_same(int fd, const struct inode *in)
 	return 0;
 }
 
+int inode_open(struct fs *fs, struct inode *in, int flags)
+{
+	struct loc l;
+	int pfd, fd, rc;
+
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		return rc;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		loc_put(fs, &l);
+		return pfd;
+	}
+	fd = openat(pfd, l.name, flags | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		rc = errno == ELOOP ? -ESTALE : -errno;
+	else
+		rc = check_same(fd, in);
+	dirfd_put(fs, l.parent);
+	loc_put(fs, &l);
+	if (rc && fd >= 0)
+		close(fd);
+	return rc ? rc : fd;
+}
+
 int dirfd_get(struct fs *fs, struct inode *in)
 {
 	struct loc l;

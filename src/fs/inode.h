@@ -147,6 +147,12 @@ void dirfd_put(struct fs *fs, struct inode *in);
 /* Close a cached fd of a directory that goes away. */
 void dirfd_drop(struct fs *fs, struct inode *in);
 
+/* Open in's backing object relative to its parent with flags | O_NOFOLLOW |
+ * O_CLOEXEC and check that it is still (dev, ino). Returns the fd or a
+ * negative errno (-ESTALE: the name holds something else now, or a
+ * symlink where in is none). */
+int inode_open(struct fs *fs, struct inode *in, int flags);
+
 /* fstatat the inode via its location and check (dev, ino); or fstat its
  * open fd. */
 int inode_stat(struct fs *fs, struct inode *in, struct stat *st);

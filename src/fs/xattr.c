@@ -111,34 +111,16 @@ static void note_if_none(struct inode *in, const char *path, long g)
 static int xopen(struct fs *fs, struct inode *in, char *path, size_t cap,
 		 int *fdp)
 {
-	struct loc l;
-	struct stat st;
-	int pfd, fd, rc;
+	int fd;
 
 	*fdp = -1;
 	if (in == &fs->root) {
 		snprintf(path, cap, "/proc/self/fd/%d", fs->root_fd);
 		return 0;
 	}
-	rc = loc_get(fs, in, &l);
-	if (rc)
-		return rc;
-	pfd = dirfd_get(fs, l.parent);
-	if (pfd < 0) {
-		loc_put(fs, &l);
-		return pfd;
-	}
-	fd = openat(pfd, l.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	rc = fd < 0 ? -errno : 0;
-	dirfd_put(fs, l.parent);
-	loc_put(fs, &l);
-	if (rc)
-		return rc;
-	if (fstat(fd, &st) < 0 || st.st_dev != in->dev ||
-	    st.st_ino != in->ino) {
-		close(fd);
-		return -ESTALE;
-	}
+	fd = inode_open(fs, in, O_PATH);
+	if (fd < 0)
+		return fd;
 	*fdp = fd;
 	snprintf(path, cap, "/proc/self/fd/%d", fd);
 	return 0;
