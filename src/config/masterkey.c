@@ -24,16 +24,17 @@ static const uint8_t wrap_aad[8];
 #define WRAP_BLOB_LEN (WRAP_NONCE_LEN + MASTERKEY_LEN + AEAD_TAG_LEN)
 #define LEGACY_BLOB_LEN (LEGACY_NONCE_LEN + MASTERKEY_LEN + AEAD_TAG_LEN)
 
-/* Any AES-GCM-256 implementation will do; they are byte-identical. */
-static const struct aead_impl *gcm_impl(void)
+/* An AES-GCM-256 instance keyed with kek: any implementation will do,
+ * they are byte-identical. */
+static int kek_aead(struct aead **a, const uint8_t kek[static 32])
 {
 	for (size_t i = 0; i < aead_impl_count(); i++) {
 		const struct aead_impl *im = aead_impl_at(i);
 
 		if (aead_impl_cipher(im) == AEAD_AES_GCM_256)
-			return im;
+			return aead_new(a, im, kek, 32);
 	}
-	return NULL;
+	return -EIO;
 }
 
 /* kek = HKDF(scrypt(pw)) for HKDF configs, else scrypt(pw) itself. */
@@ -94,7 +95,6 @@ int masterkey_unwrap(const struct conf *c, const uint8_t *pw, size_t pwlen,
 		     uint8_t key[static MASTERKEY_LEN])
 {
 	char err[CONF_ERR_LEN];
-	const struct aead_impl *im;
 	struct aead *a = NULL;
 	uint8_t kek[32];
 	int hkdf = conf_has(c, CONF_FLAG_HKDF);
@@ -114,12 +114,7 @@ int masterkey_unwrap(const struct conf *c, const uint8_t *pw, size_t pwlen,
 		rc = open_legacy(key, kek, c->enc_key);
 		goto out;
 	}
-	im = gcm_impl();
-	if (!im) {
-		rc = -EIO;
-		goto out;
-	}
-	rc = aead_new(&a, im, kek, sizeof(kek));
+	rc = kek_aead(&a, kek);
 	if (rc)
 		goto out;
 	rc = aead_open(a, key, c->enc_key, c->enc_key_len, wrap_aad,
@@ -137,7 +132,6 @@ out:
 int masterkey_wrap(struct conf *c, unsigned logn, const uint8_t *pw,
 		   size_t pwlen, const uint8_t key[static MASTERKEY_LEN])
 {
-	const struct aead_impl *im;
 	struct aead *a = NULL;
 	uint8_t kek[32];
 	int rc;
@@ -155,12 +149,7 @@ int masterkey_wrap(struct conf *c, unsigned logn, const uint8_t *pw,
 	rc = derive_kek(kek, c, pw, pwlen, 1);
 	if (rc)
 		goto out;
-	im = gcm_impl();
-	if (!im) {
-		rc = -EIO;
-		goto out;
-	}
-	rc = aead_new(&a, im, kek, sizeof(kek));
+	rc = kek_aead(&a, kek);
 	if (rc)
 		goto out;
 	rc = aead_seal(a, c->enc_key, NULL, key, MASTERKEY_LEN, wrap_aad,
