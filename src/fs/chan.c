@@ -61,7 +61,7 @@ enum {
 	OP_RELEASE = 18, OP_SETXATTR = 21, OP_GETXATTR = 22,
 	OP_LISTXATTR = 23, OP_REMOVEXATTR = 24, OP_FLUSH = 25,
 	OP_OPENDIR = 27, OP_READDIR = 28, OP_RELEASEDIR = 29,
-	OP_ACCESS = 34, OP_CREATE = 35, OP_BATCH_FORGET = 42,
+	OP_INIT = 26, OP_ACCESS = 34, OP_CREATE = 35, OP_BATCH_FORGET = 42,
 	OP_READDIRPLUS = 44, OP_RENAME2 = 45,
 };
 
@@ -80,12 +80,15 @@ struct chan {
 	atomic_int score;
 	atomic_uint chances;
 	atomic_ulong polled, slept; /* requests taken each way (for -d) */
+	void (*after_init)(void *);
+	void *after_init_arg;
 };
 
 static struct chan *g_chan;
 static _Thread_local int t_fd = -1; /* fd of this thread's request */
 static _Thread_local bool t_lead;   /* this thread holds the baton */
 static _Thread_local bool t_busy;   /* this thread counts in busy */
+static _Thread_local bool t_init;   /* this thread's request is INIT */
 
 static int64_t now_ns(void)
 {
@@ -162,6 +165,11 @@ static bool is_quick(const uint8_t *buf, size_t n)
 	}
 }
 
+static bool is_init(const uint8_t *buf, size_t n)
+{
+	return n >= IN_HEADER_LEN && get32(buf + 4) == OP_INIT;
+}
+
 static bool more_queued(struct chan *c)
 {
 	struct pollfd p = { .fd = c->poll_fd, .events = POLLIN };
@@ -183,8 +191,10 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 	if (c->poll_fd < 0) {
 		t_fd = fd;
 		n = read(fd, buf, len);
-		if (n >= 0)
+		if (n >= 0) {
 			atomic_fetch_add(&c->slept, 1);
+			t_init = is_init(buf, (size_t)n);
+		}
 		return n;
 	}
 	if (!t_lead) {
@@ -211,6 +221,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 	if (n >= 0) {
 		atomic_fetch_add(&c->busy, 1);
 		t_busy = true;
+		t_init = is_init(buf, (size_t)n);
 		if (!is_quick(buf, (size_t)n) || more_queued(c)) {
 			t_lead = false;
 			sem_post(&c->baton);
@@ -223,10 +234,28 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 static ssize_t chan_writev(int fd, struct iovec *iov, int count,
 			   void *userdata)
 {
+	struct chan *c = g_chan;
+	ssize_t n;
+	int err;
+
 	(void)userdata;
 	/* t_fd < 0: a notification from a thread that takes no requests;
 	 * any fd of the connection will do. */
-	return writev(t_fd >= 0 ? t_fd : fd, iov, count);
+	n = writev(t_fd >= 0 ? t_fd : fd, iov, count);
+	if (t_init) {
+		err = errno;
+		t_init = false;
+		if (c->after_init)
+			c->after_init(c->after_init_arg);
+		errno = err;
+	}
+	return n;
+}
+
+void chan_after_init(struct chan *c, void (*fn)(void *), void *arg)
+{
+	c->after_init = fn;
+	c->after_init_arg = arg;
 }
 
 int chan_attach(struct chan **out, struct fuse_session *se, unsigned spin_us)

@@ -19,6 +19,10 @@ struct fuse_session;
 int chan_attach(struct chan **out, struct fuse_session *se,
 		unsigned spin_us);
 
+/* Have fn(arg) called once, right after the reply to the kernel's INIT
+ * request has been sent (the connection's parameters are then final). */
+void chan_after_init(struct chan *c, void (*fn)(void *), void *arg);
+
 /* After fuse_session_destroy (which closes the session's fd). NULL is a
  * no-op. */
 void chan_free(struct chan *c);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,82 @@
 /* How long a worker polls for the next request before it sleeps (chan.c);
  * VEILFS_SPIN_US overrides it, 0 turns polling off. */
 #define SPIN_US 50
+
+/* Read-ahead of the mount, KiB, instead of the kernel's 128: fewer, larger
+ * READs (cold 1 GiB dd read, medians of 6: AES-GCM +8%, XChaCha20 +5%; at
+ * 1024 XChaCha20 gained 14% but AES-GCM lost 15%). Only root may set it. */
+#define READ_AHEAD_KB 512
+
+/* The "major:minor" of the mount on mnt from /proc/self/mountinfo (the
+ * last one: mounts stack), without touching the mount itself: its daemon
+ * is the caller. Returns 0 or -ENOENT. */
+static int mount_devno(const char *mnt, char *out, size_t cap)
+{
+	char line[8192], path[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *id, *dev, *p;
+		size_t o = 0;
+
+		id = strtok_r(line, " ", &save);
+		id = id ? strtok_r(NULL, " ", &save) : NULL; /* parent */
+		dev = id ? strtok_r(NULL, " ", &save) : NULL;
+		p = dev ? strtok_r(NULL, " ", &save) : NULL; /* root */
+		p = p ? strtok_r(NULL, " ", &save) : NULL;   /* mount point */
+		if (!p)
+			continue;
+		/* unescape \ooo (space, tab, newline, backslash) */
+		for (; *p && o + 1 < sizeof(path); o++) {
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' &&
+			    p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+			    p[3] <= '7') {
+				path[o] = (char)((p[1] - '0') << 6 |
+						 (p[2] - '0') << 3 | (p[3] - '0'));
+				p += 4;
+			} else {
+				path[o] = *p++;
+			}
+		}
+		path[o] = '\0';
+		if (!strcmp(path, mnt) && strlen(dev) < cap) {
+			strcpy(out, dev);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* chan_after_init: raise the mount's read-ahead (the INIT reply has just
+ * set it to at most the kernel's default). */
+static void raise_read_ahead(void *arg)
+{
+	struct fs *fs = arg;
+	char dev[64], path[128], cur[32];
+	FILE *f;
+	long kb = 0;
+
+	if (geteuid() != 0 || mount_devno(fs->mountpoint, dev, sizeof(dev)))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
+	f = fopen(path, "r+e");
+	if (!f)
+		return;
+	if (fgets(cur, sizeof(cur), f))
+		kb = strtol(cur, NULL, 10);
+	if (kb < READ_AHEAD_KB) {
+		rewind(f);
+		fprintf(f, "%d\n", READ_AHEAD_KB);
+	}
+	if (fclose(f) != 0)
+		log_dbg("cannot set %s: %s", path, strerror(errno));
+	else
+		log_dbg("read-ahead of %s: %d KiB", dev, READ_AHEAD_KB);
+}
 
 static unsigned spin_us(void)
 {
@@ -309,6 +386,8 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	rc = chan_attach(&chan, se, spin_us());
 	if (rc)
 		log_warn("using libfuse's request I/O: %s", strerror(-rc));
+	else
+		chan_after_init(chan, raise_read_ahead, fs);
 	if (!fs->opt.foreground) {
 		if (chdir("/") < 0)
 			log_warn("chdir /: %s", strerror(errno));

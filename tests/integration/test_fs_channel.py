@@ -122,3 +122,21 @@ def test_idle_daemon_does_not_spin(mounter):
     hz = os.sysconf("SC_CLK_TCK")
     assert used <= hz // 20, "idle daemon used %d ticks in 2 s" % used
     assert read_file(p) == b"x" * 10000
+
+
+def test_read_ahead_raised_after_init(mounter, tmp_path):
+    """As root the daemon raises the mount's read-ahead to 512 KiB once the
+    INIT reply has set it (found through mountinfo, never through the
+    mount itself); the mount point's name may need escaping there."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may change read_ahead_kb")
+    cipherdir = mounter.init()
+    mnt = os.path.join(str(tmp_path), "mount point\twith blanks")
+    m = mounter.mount(cipherdir, mnt=mnt)
+    st = os.stat(m.mnt)
+    dev = "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
+    with open("/sys/class/bdi/%s/read_ahead_kb" % dev) as f:
+        assert int(f.read()) == 512
+    data = os.urandom(3 << 20)
+    write_file(m.p("f"), data)
+    assert read_file(m.p("f")) == data
