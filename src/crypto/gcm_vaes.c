@@ -17,6 +17,7 @@
 #include "crypto/aead_impl.h"
 
 #include "common/secmem.h"
+#include "crypto/cpu.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -24,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #define TARGET                                                              \
@@ -417,39 +417,13 @@ INLINE void gcm(const struct vctx *c, uint8_t *out, const uint8_t *in,
 
 /* ---- the backend -------------------------------------------------------- */
 
-/* AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI and PCLMULQDQ, and an OS that
- * saves the opmask and all 512-bit registers (XCR0 bits 1, 2, 5, 6, 7). */
-static bool cpu_has(void)
-{
-	unsigned a, b, c, d, xcr0_lo, xcr0_hi;
-
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_AES) ||
-	    !(c & bit_PCLMUL) || !(c & bit_OSXSAVE))
-		return false;
-	__asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-	if ((xcr0_lo & 0xe6) != 0xe6)
-		return false;
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
-	return (b & bit_AVX512F) && (b & bit_AVX512BW) &&
-	       (b & bit_AVX512VL) && (c & bit_VAES) && (c & bit_VPCLMULQDQ);
-}
-
-/* cpu_has(), asked once (CPUID traps to the hypervisor in a VM), unless the
- * environment has VEILFS_NO_VAES (a test hook: behave as on a CPU without
- * the instructions). */
+/* AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI and PCLMULQDQ; VEILFS_NO_VAES
+ * makes it behave as on a CPU without them (for tests). */
 static bool cpu_ok(void)
 {
-	static int known; /* 0 not asked yet, 1 yes, -1 no; atomic */
-	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-
-	if (secure_getenv("VEILFS_NO_VAES"))
-		return false;
-	if (!v) {
-		v = cpu_has() ? 1 : -1;
-		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
-	}
-	return v > 0;
+	return cpu_has_all(CPU_AVX512 | CPU_VAES | CPU_VPCLMULQDQ | CPU_AES |
+				   CPU_PCLMUL,
+			   "VEILFS_NO_VAES");
 }
 
 static void vaes_free(void *ctx)

@@ -26,6 +26,7 @@
 #include "crypto/aead_impl.h"
 
 #include "common/secmem.h"
+#include "crypto/cpu.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -33,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #define TARGET                                                               \
@@ -608,38 +608,12 @@ INLINE void xchapoly(struct xctx *c, const uint8_t *nonce, uint8_t *out,
 
 /* ---- the backend --------------------------------------------------------- */
 
-/* AVX-512 F/BW/VL/IFMA and an OS that saves the opmask and all 512-bit
- * registers (XCR0 bits 1, 2, 5, 6, 7). */
-static bool cpu_has(void)
-{
-	unsigned a, b, c, d, xcr0_lo, xcr0_hi;
-
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
-		return false;
-	__asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-	if ((xcr0_lo & 0xe6) != 0xe6)
-		return false;
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
-	return (b & bit_AVX512F) && (b & bit_AVX512BW) &&
-	       (b & bit_AVX512VL) && (b & bit_AVX512IFMA);
-}
-
-/* cpu_has(), asked once, unless the environment has
- * VEILFS_NO_AVX512_CHACHA (a test hook: behave as on a CPU without the
- * instructions). */
+/* AVX-512 F/BW/VL and IFMA; VEILFS_NO_AVX512_CHACHA makes it behave as on a
+ * CPU without them (for tests). */
 static bool cpu_ok(void)
 {
-	static int known; /* 0 not asked yet, 1 yes, -1 no; atomic */
-	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-
-	if (secure_getenv("VEILFS_NO_AVX512_CHACHA"))
-		return false;
-	if (!v) {
-		v = cpu_has() ? 1 : -1;
-		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
-	}
-	return v > 0;
+	return cpu_has_all(CPU_AVX512 | CPU_AVX512IFMA,
+			   "VEILFS_NO_AVX512_CHACHA");
 }
 
 static void xc5_free(void *ctx)
