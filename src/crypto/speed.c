@@ -48,7 +48,8 @@ static void print_cpu(FILE *out)
 	static const char *const want[][2] = {
 		{ "aes", "AES" },     { "pclmulqdq", "PCLMUL" },
 		{ "avx2", "AVX2" },   { "vaes", "VAES" },
-		{ "vpclmulqdq", "VPCLMULQDQ" },
+		{ "vpclmulqdq", "VPCLMULQDQ" }, { "avx512f", "AVX512F" },
+		{ "avx512ifma", "AVX512IFMA" },
 	};
 	char line[8192], model[256] = "unknown", flags[8192] = "";
 	FILE *f = fopen("/proc/cpuinfo", "r");

@@ -22,7 +22,12 @@ TEST(speed_report_shape)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	printf("%s", buf);
+	for (size_t i = 0, bol = 1; i < n; i++) { /* as TAP comments */
+		if (bol)
+			fputs("# ", stdout);
+		putchar(buf[i]);
+		bol = buf[i] == '\n';
+	}
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "cpu: ", 5)) {
