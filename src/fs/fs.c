@@ -31,8 +31,8 @@
 #define SPIN_US 50
 
 /* Read-ahead of the mount, KiB, instead of the kernel's 128: fewer, larger
- * READs (cold 1 GiB dd read, medians of 6: AES-GCM +8%, XChaCha20 +5%; at
- * 1024 XChaCha20 gained 14% but AES-GCM lost 15%). Only root may set it. */
+ * READs; a cold 1 GiB read gained 5-8%, while 1024 lost up to 15% with the
+ * fastest cipher (doc/performance.md). Only root may set it. */
 #define READ_AHEAD_KB 512
 
 /* The "major:minor" of the mount on mnt from /proc/self/mountinfo (the
