@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * -passwd: re-wrap the same master key with a new password and a fresh
+ * scrypt salt (spec §1.8), keeping every other field of the config. With
+ * -masterkey no old password is needed and the old config is kept as
+ * gocryptfs.conf.bak (a hard link, refused if it exists).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/actions.h"
+#include "cli/args.h"
+#include "cli/common.h"
+#include "common/secmem.h"
+#include "config/masterkey.h"
+#include "config/password.h"
+#include "exitcodes.h"
+
+/* -masterkey: keep the old config as <path>.bak. */
+static int make_backup(const char *path)
+{
+	char *bak = NULL;
+
+	if (asprintf(&bak, "%s.bak", path) < 0)
+		return EXIT_OTHER;
+	if (link(path, bak) != 0) {
+		cli_err("Could not create backup '%s': %s", bak,
+			strerror(errno));
+		free(bak);
+		return EXIT_WRITECONF;
+	}
+	cli_say("A copy of the old config file has been created at '%s'.",
+		bak);
+	cli_say("Delete it after you have verified that you can access "
+		"your files with the new password.");
+	free(bak);
+	return 0;
+}
+
+int cli_passwd(const struct args *a)
+{
+	struct password pw = { 0 };
+	uint8_t *key = NULL;
+	char *path = NULL;
+	struct conf c = { 0 };
+	long logn;
+	int ex;
+
+	key = secmem_alloc(MASTERKEY_LEN);
+	ex = key ? cli_conf_of_dir(a, "-passwd", false, &c, &path)
+		 : EXIT_OTHER;
+	if (ex)
+		goto out;
+	if (conf_has(&c, CONF_FLAG_FIDO2)) {
+		cli_err("Password change is not supported on FIDO2-enabled "
+			"filesystems.");
+		ex = EXIT_FIDO2;
+		goto out;
+	}
+	if (a->scryptn >= 0 && (a->scryptn < MASTERKEY_MIN_LOGN ||
+				a->scryptn > MASTERKEY_MAX_LOGN)) {
+		cli_err("-scryptn %ld: outside the allowed range 10 ... 28",
+			a->scryptn);
+		ex = EXIT_SCRYPT_PARAMS;
+		goto out;
+	}
+	if (a->masterkey || a->zerokey) {
+		ex = cli_get_masterkey(a, key);
+	} else {
+		/* -passfile/-extpass give the old password only (as
+		 * gocryptfs >= 2.5). */
+		ex = cli_unlock(a, &c, key, "Old password: ");
+	}
+	if (ex)
+		goto out;
+	logn = a->scryptn >= 0 ? a->scryptn : conf_logn(&c);
+	if (!conf_has(&c, CONF_FLAG_HKDF)) {
+		cli_err("-passwd on a legacy filesystem without HKDF is not "
+			"supported");
+		ex = EXIT_DEPRECATED_FS;
+		goto out;
+	}
+	cli_say("Please enter your new password.");
+	ex = cli_read_password(&pw, NULL, "New password: ", true);
+	if (ex)
+		goto out;
+	if (a->masterkey || a->zerokey) {
+		ex = make_backup(path);
+		if (ex)
+			goto out;
+	}
+	ex = cli_wrap_and_save(&c, (unsigned)logn, &pw, key, path,
+			       EXIT_WRITECONF);
+	if (ex)
+		goto out;
+	cli_say("Password changed.");
+out:
+	secmem_free(key, MASTERKEY_LEN);
+	password_free(&pw);
+	conf_fini(&c);
+	free(path);
+	return ex;
+}
