@@ -142,15 +142,39 @@ out:
 	return rc;
 }
 
+/* The name of the parallel row of impl. */
+static void parallel_name(char *out, size_t cap, const struct aead_impl *impl)
+{
+	snprintf(out, cap, "%s parallel (%u threads)", aead_impl_name(impl),
+		 aead_get_threads());
+}
+
+/* One column for every row name, the parallel rows' included. */
+static int name_width(size_t n)
+{
+	char name[96];
+	size_t w = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct aead_impl *im = aead_impl_at_all(k);
+
+		parallel_name(name, sizeof(name), im);
+		if (strlen(name) > w)
+			w = strlen(name);
+	}
+	return (int)w;
+}
+
 int speed_run(FILE *out)
 {
 	size_t n = aead_impl_count_all(), best[AEAD_CIPHER_COUNT];
 	double mbs[16], par;
 	bool use[16];
-	int rc, c;
+	int rc, c, w;
 
 	if (n > 16)
 		n = 16;
+	w = name_width(n);
 	print_cpu(out);
 	for (size_t k = 0; k < n; k++)
 		use[k] = aead_impl_supported(aead_impl_at_all(k), NULL);
@@ -170,11 +194,12 @@ int speed_run(FILE *out)
 		const char *needs;
 
 		if (!aead_impl_supported(im, &needs)) {
-			fprintf(out, "%-44s      n/a (needs %s)\n",
+			fprintf(out, "%-*s      n/a (needs %s)\n", w,
 				aead_impl_name(im), needs);
 			continue;
 		}
-		fprintf(out, "%-44s %8.2f MB/s%s\n", aead_impl_name(im), mbs[k],
+		fprintf(out, "%-*s %8.2f MB/s%s\n", w, aead_impl_name(im),
+			mbs[k],
 			best[aead_impl_cipher(im)] == k ?
 				"  (selected in auto mode)" : "");
 	}
@@ -185,10 +210,8 @@ int speed_run(FILE *out)
 			continue;
 		if (bench_parallel(aead_impl_at_all(best[c]), PAR_MS, &par))
 			rc = -EIO;
-		snprintf(name, sizeof(name), "%s parallel (%u threads)",
-			 aead_impl_name(aead_impl_at_all(best[c])),
-			 aead_get_threads());
-		fprintf(out, "%-44s %8.2f MB/s\n", name, par);
+		parallel_name(name, sizeof(name), aead_impl_at_all(best[c]));
+		fprintf(out, "%-*s %8.2f MB/s\n", w, name, par);
 	}
 	if (best[AEAD_AES_GCM_256] != n || best[AEAD_XCHACHA20_POLY1305] != n) {
 		double g = best[AEAD_AES_GCM_256] != n ?

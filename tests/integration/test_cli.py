@@ -604,6 +604,14 @@ def test_speed():
     assert p.returncode == 0, p.err
     for name in ("AES-GCM-256", "AES-SIV-512", "XChaCha20-Poly1305"):
         assert name in p.out
+    # One column for the figures, the long "parallel (N threads)" rows too.
+    rows = [line for line in p.out.splitlines()
+            if line.endswith(" MB/s") or " MB/s  (" in line
+            or " n/a (needs " in line]
+    assert any("parallel" in r for r in rows), p.out
+    ends = {r.index(" MB/s") if " MB/s" in r else r.index(" n/a") + 4
+            for r in rows}
+    assert len(ends) == 1, "figures not aligned:\n" + p.out
 
 
 # ---- -info and config-loading errors ----------------------------------------
