@@ -169,6 +169,8 @@ void fs_free(struct fs *fs)
 {
 	if (!fs)
 		return;
+	if (fs->htab)
+		ops_fini(fs);
 	inode_table_fini(fs);
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);

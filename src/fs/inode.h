@@ -23,6 +23,7 @@
 /* Stored names on the backing filesystem are at most 255 bytes. */
 #define INODE_NAME_MAX 256
 
+struct dir_handle;
 struct fuse_session;
 struct inode;
 
@@ -98,6 +99,7 @@ struct fs {
 	struct inode lru;		/* sentinel of the dir-fd LRU list */
 	unsigned lru_count, lru_max;
 	bool as_root_chown;		/* allow_other as root: chown new */
+	struct dir_handle *dir_handles;	/* open directories (ops.c) */
 };
 
 /* Location of an inode: its parent (pinned) and a copy of its stored name. */

@@ -528,20 +528,37 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 					datasync));
 }
 
+static void release_dir(struct fs *fs, struct dir_handle *h);
+
+/* An open directory: its listing snapshot. Handles still open when the
+ * daemon stops (the kernel sends no RELEASEDIR after the unmount) are freed
+ * by ops_fini. The list is protected by fs->lock. */
+struct dir_handle {
+	struct dir_list dl;
+	struct dir_handle *prev, *next;
+};
+
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct dir_list *dl;
+	struct fs *fs = get_fs(req);
+	struct dir_handle *h;
 
 	(void)ino;
-	dl = calloc(1, sizeof(*dl));
-	if (!dl) {
+	h = calloc(1, sizeof(*h));
+	if (!h) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)dl;
+	pthread_mutex_lock(&fs->lock);
+	h->next = fs->dir_handles;
+	if (h->next)
+		h->next->prev = h;
+	fs->dir_handles = h;
+	pthread_mutex_unlock(&fs->lock);
+	fi->fh = (uint64_t)(uintptr_t)h;
 	if (fuse_reply_open(req, fi) < 0)
-		free(dl);
+		release_dir(fs, h);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -549,7 +566,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fs *fs = get_fs(req);
 	struct inode *dir = get_in(req, ino);
-	struct dir_list *dl = (struct dir_list *)(uintptr_t)fi->fh;
+	struct dir_list *dl = &((struct dir_handle *)(uintptr_t)fi->fh)->dl;
 	struct fuse_entry_param e;
 	struct stat st;
 	char *buf;
@@ -636,15 +653,32 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 	do_readdir(req, ino, size, off, fi, true);
 }
 
+static void release_dir(struct fs *fs, struct dir_handle *h)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		fs->dir_handles = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	pthread_mutex_unlock(&fs->lock);
+	dir_list_free(&h->dl);
+	free(h);
+}
+
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	struct dir_list *dl = (struct dir_list *)(uintptr_t)fi->fh;
-
 	(void)ino;
-	dir_list_free(dl);
-	free(dl);
+	release_dir(get_fs(req), (struct dir_handle *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
+}
+
+void ops_fini(struct fs *fs)
+{
+	while (fs->dir_handles)
+		release_dir(fs, fs->dir_handles);
 }
 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,

@@ -323,3 +323,30 @@ def test_parallel_readers_and_a_writer(cvfs):
         for t in threads:
             t.join()
     assert errors == []
+
+
+def test_handles_open_at_shutdown_are_freed(mounter):
+    """A daemon told to stop (SIGTERM) while programs still hold
+    directories and files open in it gets no RELEASE/RELEASEDIR for them:
+    it frees them itself and exits 0 (under ASan, LeakSanitizer would
+    report the directory handles and listings as leaked)."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    os.mkdir(m.p("d"))
+    for i in range(20):
+        util.write_file(m.p("d", "f%d" % i), b"x" * i)
+    fds = []
+    for i in range(5):
+        fd = os.open(m.p("d"), os.O_RDONLY | os.O_DIRECTORY)
+        fds.append(fd)
+        assert len(os.listdir(fd)) == 20
+    fds.append(os.open(m.p("d", "f3"), os.O_RDONLY))
+    m.proc.terminate()
+    rc = m.proc.wait(timeout=30 * util.SLOW)
+    for fd in fds:
+        os.close(fd)
+    subprocess.run([util.FUSERMOUNT, "-u", "-z", m.mnt],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    m.returncode = rc
+    assert rc == 0, m.log()
+    assert not util.suspicious_lines(m.log()), m.log()
