@@ -19,6 +19,17 @@
  * another thread serves a request, and polling stops when it has stopped
  * paying (a score of recent polls); it can be turned off.
  *
+ * A request the leader keeps the baton through may still take long: a
+ * backing filesystem that stalls (a network disk, a FUSE filesystem) can
+ * block any syscall, and a big directory takes a while to list. So that no
+ * request keeps the others from being read however long it takes, a
+ * watchdog thread looks every WATCH_NS while requests come: a kept request
+ * it finds still in progress at two looks in a row loses the baton, which
+ * the watchdog hands to the next worker in its place; the leader finds that
+ * out when it is back and waits for the baton like any other worker. The
+ * watchdog sleeps while the channel is idle and is woken by the first kept
+ * request after that.
+ *
  * A reply must go out on the fd its request came from (each fd has its own
  * list of requests being processed), so every thread remembers the fd of
  * its last request, and its replies use it; replies are sent by the thread
@@ -30,8 +41,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,6 +84,11 @@ enum {
 #define SCORE_MISS 4
 #define PROBE 64
 
+/* The watchdog's period, and how many looks find no kept request before it
+ * sleeps until the next one. */
+#define WATCH_NS 10000000
+#define WATCH_IDLE 100
+
 struct chan {
 	int fd;	     /* the session's fd (blocking); libfuse closes it */
 	int poll_fd; /* our non-blocking clone, or -1: plain reads */
@@ -82,6 +100,19 @@ struct chan {
 	atomic_ulong polled, slept; /* requests taken each way (for -d) */
 	void (*after_init)(void *);
 	void *after_init_arg;
+
+	/* The request the leader keeps the baton through: its ticket, 0 for
+	 * none. Whoever resets it from a ticket to 0 owns the baton: the
+	 * leader when it is back for the next request, or the watchdog,
+	 * which then posts the baton. */
+	atomic_ulong kept, tickets;
+	atomic_ulong taken_over; /* by the watchdog (for -d) */
+	atomic_bool wd_asleep;
+	bool wd_started;
+	pthread_t wd;
+	pthread_mutex_t wd_lock;
+	pthread_cond_t wd_cond; /* CLOCK_MONOTONIC */
+	bool wd_stop;		/* protected by wd_lock */
 };
 
 static struct chan *g_chan;
@@ -89,6 +120,7 @@ static _Thread_local int t_fd = -1; /* fd of this thread's request */
 static _Thread_local bool t_lead;   /* this thread holds the baton */
 static _Thread_local bool t_busy;   /* this thread counts in busy */
 static _Thread_local bool t_init;   /* this thread's request is INIT */
+static _Thread_local unsigned long t_ticket; /* of the request kept */
 
 static int64_t now_ns(void)
 {
@@ -177,6 +209,115 @@ static bool more_queued(struct chan *c)
 	return poll(&p, 1, 0) > 0;
 }
 
+static void watch_wake(struct chan *c)
+{
+	pthread_mutex_lock(&c->wd_lock);
+	pthread_cond_signal(&c->wd_cond);
+	pthread_mutex_unlock(&c->wd_lock);
+}
+
+/* The leader keeps the baton through the request it just took. */
+static void keep_baton(struct chan *c)
+{
+	t_ticket = atomic_fetch_add(&c->tickets, 1) + 1;
+	if (!t_ticket) /* wrapped: 0 means none */
+		t_ticket = atomic_fetch_add(&c->tickets, 1) + 1;
+	atomic_store(&c->kept, t_ticket);
+	/* Sequentially consistent: either we see the watchdog asleep and
+	 * wake it, or it sees our ticket before it would sleep. */
+	if (c->wd_started && atomic_load(&c->wd_asleep))
+		watch_wake(c);
+}
+
+static void *watchdog(void *arg)
+{
+	struct chan *c = arg;
+	unsigned long seen = 0, k;
+	unsigned idle = 0;
+	struct timespec ts;
+
+	pthread_mutex_lock(&c->wd_lock);
+	while (!c->wd_stop) {
+		if (idle >= WATCH_IDLE) {
+			atomic_store(&c->wd_asleep, true);
+			if (!atomic_load(&c->kept) && !c->wd_stop)
+				pthread_cond_wait(&c->wd_cond, &c->wd_lock);
+			atomic_store(&c->wd_asleep, false);
+			idle = 0;
+			seen = 0;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += WATCH_NS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->wd_cond, &c->wd_lock, &ts);
+		k = atomic_load(&c->kept);
+		if (!k) {
+			idle++;
+			seen = 0;
+			continue;
+		}
+		idle = 0;
+		if (k != seen) {
+			seen = k;
+			continue;
+		}
+		/* In progress at two looks: at least WATCH_NS. */
+		if (atomic_compare_exchange_strong(&c->kept, &k, 0)) {
+			atomic_fetch_add(&c->taken_over, 1);
+			sem_post(&c->baton);
+		}
+		seen = 0;
+	}
+	pthread_mutex_unlock(&c->wd_lock);
+	return NULL;
+}
+
+static int watch_start(struct chan *c)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int rc;
+
+	if (pthread_condattr_init(&ca))
+		return -ENOMEM;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(&c->wd_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc)
+		return -rc;
+	pthread_mutex_init(&c->wd_lock, NULL);
+	/* Signals go to the workers, as libfuse expects. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&c->wd, NULL, watchdog, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		pthread_cond_destroy(&c->wd_cond);
+		pthread_mutex_destroy(&c->wd_lock);
+		return -rc;
+	}
+	c->wd_started = true;
+	return 0;
+}
+
+static void watch_stop(struct chan *c)
+{
+	if (!c->wd_started)
+		return;
+	pthread_mutex_lock(&c->wd_lock);
+	c->wd_stop = true;
+	pthread_cond_signal(&c->wd_cond);
+	pthread_mutex_unlock(&c->wd_lock);
+	pthread_join(c->wd, NULL);
+	pthread_cond_destroy(&c->wd_cond);
+	pthread_mutex_destroy(&c->wd_lock);
+	c->wd_started = false;
+}
+
 static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct chan *c = g_chan;
@@ -196,6 +337,13 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 			t_init = is_init(buf, (size_t)n);
 		}
 		return n;
+	}
+	if (t_lead && t_ticket) {
+		unsigned long k = t_ticket;
+
+		t_ticket = 0;
+		if (!atomic_compare_exchange_strong(&c->kept, &k, 0))
+			t_lead = false; /* the watchdog passed the baton on */
 	}
 	if (!t_lead) {
 		if (sem_wait(&c->baton) < 0)
@@ -225,6 +373,8 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		if (!is_quick(buf, (size_t)n) || more_queued(c)) {
 			t_lead = false;
 			sem_post(&c->baton);
+		} else {
+			keep_baton(c);
 		}
 	}
 	errno = err;
@@ -295,6 +445,16 @@ int chan_attach(struct chan **out, struct fuse_session *se, unsigned spin_us)
 			log_dbg("no polling: cannot clone /dev/fuse: %s",
 				strerror(errno));
 	}
+	if (c->poll_fd >= 0) {
+		rc = watch_start(c);
+		if (rc) {
+			/* Without the watchdog no baton: plain reads. */
+			log_dbg("no polling: no watchdog thread: %s",
+				strerror(-rc));
+			close(c->poll_fd);
+			c->poll_fd = -1;
+		}
+	}
 	g_chan = c;
 	rc = fuse_session_custom_io(se, &io, c->fd);
 	if (rc) {
@@ -309,8 +469,11 @@ void chan_free(struct chan *c)
 {
 	if (!c)
 		return;
-	log_dbg("requests: %lu taken by polling, %lu after sleeping",
-		atomic_load(&c->polled), atomic_load(&c->slept));
+	watch_stop(c);
+	log_dbg("requests: %lu taken by polling, %lu after sleeping; "
+		"%lu passed the baton on after %d ms",
+		atomic_load(&c->polled), atomic_load(&c->slept),
+		atomic_load(&c->taken_over), WATCH_NS / 1000000);
 	if (c->poll_fd >= 0)
 		close(c->poll_fd);
 	sem_destroy(&c->baton);

@@ -39,9 +39,9 @@ static int read_small(int dfd, const char *name, uint8_t *buf, size_t cap,
 	size_t done = 0;
 	int fd, rc = 0;
 
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_regular_at(dfd, name, O_RDONLY, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (done < cap) {
 		r = read(fd, buf + done, cap - done);
 		if (r < 0) {
@@ -407,10 +407,12 @@ int dir_create(struct fs *fs, struct inode *dir, const char *name,
 	       mode_t mode, int flags, const struct cred *cr,
 	       struct inode **out, struct stat *st)
 {
-	/* spec §3.9: always read-write, no O_APPEND (we compute offsets). */
+	/* spec §3.9: always read-write, no O_APPEND (we compute offsets).
+	 * Without O_EXCL an existing entry is opened: never wait in that
+	 * open (a FIFO put there), and take nothing but a regular file. */
 	struct open_args a = {
 		.flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-			 (flags & O_EXCL),
+			 O_NONBLOCK | O_NOCTTY | (flags & O_EXCL),
 		.mode = mode,
 		.fd = -1,
 	};
@@ -424,11 +426,22 @@ int dir_create(struct fs *fs, struct inode *dir, const char *name,
 	fd = a.fd;
 	if (rc)
 		goto out;
-	if (fs->as_root_chown && cr && fchown(fd, cr->uid, cr->gid) < 0)
-		log_warn("chown of new file failed: %s", strerror(errno));
-	if (fstat(fd, st) < 0) {
+	if (fstat(fd, st) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
 		rc = -errno;
 		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		rc = -EIO;
+		goto out;
+	}
+	if (fs->as_root_chown && cr) {
+		if (fchown(fd, cr->uid, cr->gid) < 0)
+			log_warn("chown of new file failed: %s",
+				 strerror(errno));
+		else if (fstat(fd, st) < 0) {
+			rc = -errno;
+			goto out;
+		}
 	}
 	*out = inode_lookup_add(fs, dir, dn.stored, st);
 	if (!*out) {

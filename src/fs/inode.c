@@ -473,8 +473,37 @@ static int check_same(int fd, const struct inode *in)
 	return 0;
 }
 
+int open_regular_at(int dfd, const char *name, int flags, struct stat *st)
+{
+	struct stat sb;
+	int fd, rc = 0;
+
+	if (!st)
+		st = &sb;
+	/* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer
+	 * (and a lease conflict fails instead of waiting); the fstat then
+	 * refuses it. O_NOCTTY: a terminal device never becomes ours. */
+	fd = openat(dfd, name, flags | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW |
+				       O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st->st_mode))
+		rc = -EIO;
+	else if (!(flags & O_NONBLOCK) &&
+		 fcntl(fd, F_SETFL, flags & ~O_NONBLOCK & ~O_ACCMODE) < 0)
+		rc = -errno;
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 int inode_open(struct fs *fs, struct inode *in, int flags)
 {
+	struct stat st;
 	struct loc l;
 	int pfd, fd, rc;
 
@@ -486,11 +515,19 @@ int inode_open(struct fs *fs, struct inode *in, int flags)
 		loc_put(fs, &l);
 		return pfd;
 	}
-	fd = openat(pfd, l.name, flags | O_NOFOLLOW | O_CLOEXEC);
+	if (flags & O_PATH) {
+		fd = openat(pfd, l.name, flags | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+		else if (fstat(fd, &st) < 0)
+			rc = -errno;
+	} else {
+		fd = open_regular_at(pfd, l.name, flags, &st);
+	}
 	if (fd < 0)
-		rc = errno == ELOOP ? -ESTALE : -errno;
-	else
-		rc = check_same(fd, in);
+		rc = fd == -ELOOP ? -ESTALE : fd;
+	else if (!rc && (st.st_dev != in->dev || st.st_ino != in->ino))
+		rc = -ESTALE;
 	dirfd_put(fs, l.parent);
 	loc_put(fs, &l);
 	if (rc && fd >= 0)

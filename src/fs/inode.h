@@ -149,8 +149,16 @@ void dirfd_put(struct fs *fs, struct inode *in);
 /* Close a cached fd of a directory that goes away. */
 void dirfd_drop(struct fs *fs, struct inode *in);
 
+/* Open the regular file name in the directory dfd with flags | O_NOFOLLOW |
+ * O_CLOEXEC without ever blocking in the open: what is not a regular file
+ * (a FIFO, a device, a socket) is refused with -EIO. The fd comes back
+ * without O_NONBLOCK unless flags has it. st (may be NULL) gets its stat.
+ * Returns the fd or a negative errno. */
+int open_regular_at(int dfd, const char *name, int flags, struct stat *st);
+
 /* Open in's backing object relative to its parent with flags | O_NOFOLLOW |
- * O_CLOEXEC and check that it is still (dev, ino). Returns the fd or a
+ * O_CLOEXEC and check that it is still (dev, ino); unless flags has O_PATH,
+ * through open_regular_at (regular files only). Returns the fd or a
  * negative errno (-ESTALE: the name holds something else now, or a
  * symlink where in is none). */
 int inode_open(struct fs *fs, struct inode *in, int flags);

@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""A hostile cipherdir (doc/threat-model.md): whoever can change the
+cipherdir may make reads fail, but never make the daemon hang or crash.
+
+Checked here, each with request polling on (the default) and off
+(VEILFS_SPIN_US=0):
+  - a FIFO in place of a directory's gocryptfs.diriv, of a long name's
+    .name sidecar and of a regular file: the request touching it fails (or
+    hides the entry) at once, and every other request is answered;
+  - a request stuck in the backing filesystem, however long: the backing
+    directory of one plaintext directory is the mount point of a second
+    FUSE filesystem whose daemon we stop (SIGSTOP); while a listing of that
+    directory waits for it, other requests are still answered.
+Every operation on the mount under test runs in a child process with a
+hang guard, so that a regression fails the test instead of hanging it.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import util
+from util import write_file
+
+# Hang guard for one child process (seconds), generous for a busy machine.
+GUARD = 20 * util.SLOW
+
+SPINS = [None, "0"]
+
+
+def set_spin(monkeypatch, spin):
+    if spin is None:
+        monkeypatch.delenv("VEILFS_SPIN_US", raising=False)
+    else:
+        monkeypatch.setenv("VEILFS_SPIN_US", spin)
+
+
+def new_entry(cipherdir, before):
+    """The one backing name in cipherdir that is not in before."""
+    new = set(os.listdir(cipherdir)) - before
+    assert len(new) == 1, new
+    return new.pop()
+
+
+def guarded(code, timeout=GUARD):
+    """Run python CODE in a child; returns its stdout (stripped). A child
+    still running after timeout is killed and the test fails."""
+    p = subprocess.Popen([sys.executable, "-c", code],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("hung for %ds: %s" % (timeout, code))
+    return out.decode(errors="replace").strip()
+
+
+def listing(path):
+    return ("import os\ntry:\n print(sorted(os.listdir(%r)))\n"
+            "except OSError as e:\n print('errno', e.errno)" % path)
+
+
+def reading(path):
+    return ("try:\n print(open(%r).read())\n"
+            "except OSError as e:\n print('errno', e.errno)" % path)
+
+
+def others_answered(m):
+    """Requests that never come from a cache: a new file written and read
+    back, a listing. Returns the child's output."""
+    p = m.p("other", "new%d" % time.monotonic_ns())
+    return guarded("import os\nopen(%r, 'w').write('fresh')\n"
+                   "print(open(%r).read(), len(os.listdir(%r)))"
+                   % (p, p, m.p("other")))
+
+
+def meanwhile(m, code, what):
+    """Start python CODE in a child, check that other requests are answered
+    while it runs, then return its output; fail if it hangs."""
+    p = subprocess.Popen([sys.executable, "-c", code],
+                         stdout=subprocess.PIPE)
+    assert others_answered(m).startswith("fresh 2")
+    try:
+        out, _ = p.communicate(timeout=GUARD)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail(what + " hung")
+    return out.decode().strip()
+
+
+def unblock(fifo):
+    """Let a daemon thread blocked opening fifo for reading go on (an old
+    binary; the fixed one never opens it that way)."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def prepare(mounter):
+    """A cipherdir with sub/ (backing name returned), other/g and a long
+    name in sub/. Unmounted again, so the next mount caches nothing."""
+    c = mounter.init()
+    m = mounter.mount(c)
+    before = set(os.listdir(c))
+    os.mkdir(m.p("sub"))
+    enc = new_entry(c, before)
+    write_file(m.p("sub", "f"), b"x")
+    write_file(m.p("sub", "L" * 200), b"long")
+    os.mkdir(m.p("other"))
+    write_file(m.p("other", "g"), b"y")
+    mounter.unmount(m)
+    return c, enc
+
+
+@pytest.mark.parametrize("spin", SPINS)
+def test_fifo_diriv(mounter, monkeypatch, spin):
+    set_spin(monkeypatch, spin)
+    c, enc = prepare(mounter)
+    fifo = os.path.join(c, enc, "gocryptfs.diriv")
+    os.unlink(fifo)
+    os.mkfifo(fifo)
+    m = mounter.mount(c)
+    try:
+        out = meanwhile(m, listing(m.p("sub")),
+                        "listing a directory whose diriv is a FIFO")
+        assert out == "errno 5"
+        assert "missing or corrupt gocryptfs.diriv" in m.log()
+    finally:
+        unblock(fifo)
+    mounter.unmount(m)
+
+
+@pytest.mark.parametrize("spin", SPINS)
+def test_fifo_longname_sidecar(mounter, monkeypatch, spin):
+    set_spin(monkeypatch, spin)
+    c, enc = prepare(mounter)
+    sides = [n for n in os.listdir(os.path.join(c, enc))
+             if n.endswith(".name")]
+    assert len(sides) == 1, sides
+    fifo = os.path.join(c, enc, sides[0])
+    os.unlink(fifo)
+    os.mkfifo(fifo)
+    m = mounter.mount(c)
+    try:
+        out = meanwhile(m, listing(m.p("sub")),
+                        "listing with a FIFO .name sidecar")
+        # the long name is hidden, the rest listed
+        assert out == "['f']"
+        assert "bad or missing .name file" in m.log()
+    finally:
+        unblock(fifo)
+    mounter.unmount(m)
+
+
+@pytest.mark.parametrize("spin", SPINS)
+def test_fifo_in_place_of_file(mounter, monkeypatch, spin):
+    """Swapped after the kernel looked the file up, so that the daemon,
+    not the kernel, opens the FIFO."""
+    set_spin(monkeypatch, spin)
+    c, enc = prepare(mounter)
+    m = mounter.mount(c)
+    os.stat(m.p("sub", "f"))
+    names = [n for n in os.listdir(os.path.join(c, enc))
+             if n != "gocryptfs.diriv" and not n.startswith("gocryptfs.")]
+    assert len(names) == 1, names
+    fifo = os.path.join(c, enc, names[0])
+    os.unlink(fifo)
+    os.mkfifo(fifo)
+    try:
+        out = meanwhile(m, reading(m.p("sub", "f")),
+                        "opening a file swapped for a FIFO")
+        assert out.startswith("errno ")
+        # and O_CREAT on that name never waits either
+        out = guarded("import os\ntry:\n"
+                      " os.close(os.open(%r, os.O_WRONLY | os.O_CREAT))\n"
+                      " print('opened')\n"
+                      "except OSError as e:\n print('errno', e.errno)"
+                      % m.p("sub", "f"))
+        assert out.startswith("errno ") or out == "opened"
+        assert os.path.exists(fifo) and not os.path.isfile(fifo)
+    finally:
+        unblock(fifo)
+    mounter.unmount(m)
+
+
+def daemon_stopped(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+@pytest.mark.parametrize("spin", SPINS)
+def test_stuck_backing_request_blocks_no_other(mounter, monkeypatch, spin):
+    """The backing directory of slow/ is the mount point of a second
+    veilfs; stopping that daemon makes any backing syscall into slow/ wait
+    for as long as it stays stopped."""
+    set_spin(monkeypatch, spin)
+    c = mounter.init()
+    m = mounter.mount(c)
+    before = set(os.listdir(c))
+    os.mkdir(m.p("slow"))
+    enc = new_entry(c, before)
+    os.mkdir(m.p("other"))
+    write_file(m.p("other", "g"), b"y")
+    mounter.unmount(m)
+    under = os.path.join(c, enc)
+    with open(os.path.join(under, "gocryptfs.diriv"), "rb") as f:
+        diriv = f.read()
+    os.unlink(os.path.join(under, "gocryptfs.diriv"))
+    # the second filesystem, mounted on slow/'s backing directory, shows
+    # what slow/ held: its diriv
+    inner_c = mounter.init()
+    inner = mounter.mount(inner_c, mnt=under)
+    write_file(os.path.join(under, "gocryptfs.diriv"), diriv, 0o444)
+    outer = mounter.mount(c)
+    stopped = False
+    try:
+        os.stat(outer.p("slow"))  # looked up while the inner one runs
+        os.kill(inner.proc.pid, signal.SIGSTOP)
+        stopped = True
+        while not daemon_stopped(inner.proc.pid):
+            time.sleep(0.01)
+        ls = subprocess.Popen([sys.executable, "-c",
+                               listing(outer.p("slow"))],
+                              stdout=subprocess.PIPE)
+        # the listing is now waiting for the stopped daemon, and stays so
+        time.sleep(0.5)
+        assert ls.poll() is None, "listing did not reach the backing fs"
+        for _ in range(3):
+            assert others_answered(outer).startswith("fresh ")
+        assert ls.poll() is None
+        os.kill(inner.proc.pid, signal.SIGCONT)
+        stopped = False
+        out, _ = ls.communicate(timeout=GUARD)
+        assert out.decode().strip() == "[]"
+    finally:
+        if stopped:
+            os.kill(inner.proc.pid, signal.SIGCONT)
+    mounter.unmount(outer)
+    mounter.unmount(inner)
