@@ -141,21 +141,30 @@ static void unhash(struct fs *fs, struct inode *in)
 }
 
 /* Called with fs->lock held: free in if nothing holds it, then every
- * parent it was the last holder of. */
+ * parent it was the last holder of. Iterative (a chain of parents may be
+ * as deep as the tree): the links of freed inodes form the work list. */
 static void maybe_free_locked(struct fs *fs, struct inode *in)
 {
-	struct ilink *l, *next;
+	struct ilink *todo = NULL, *l, *next;
 
-	if (in == &fs->root || in->nlookup || in->pins)
-		return;
-	l = in->links;
-	unhash(fs, in);
-	free_inode(fs, in);
-	for (; l; l = next) {
-		next = l->next;
-		lt_remove(fs, l);
-		l->parent->pins--;
-		maybe_free_locked(fs, l->parent);
+	for (;;) {
+		if (in != &fs->root && !in->nlookup && !in->pins) {
+			l = in->links;
+			unhash(fs, in);
+			free_inode(fs, in);
+			for (; l; l = next) {
+				next = l->next;
+				lt_remove(fs, l);
+				l->next = todo;
+				todo = l;
+			}
+		}
+		if (!todo)
+			return;
+		l = todo;
+		todo = l->next;
+		in = l->parent;
+		in->pins--;
 		free(l);
 	}
 }
@@ -535,54 +544,62 @@ int inode_open(struct fs *fs, struct inode *in, int flags)
 	return rc ? rc : fd;
 }
 
-int dirfd_get(struct fs *fs, struct inode *in)
+/* The cached fd of in with one more user, or -1. fs->lock held. */
+static int take_cached_locked(struct fs *fs, struct inode *in)
 {
-	struct loc l;
-	int pfd, fd = -1, rc;
-
 	if (in == &fs->root)
 		return fs->root_fd;
+	if (in->dfd < 0)
+		return -1;
+	in->dfd_users++;
+	if (fs->lru.lru_next != in) {
+		lru_del(fs, in);
+		lru_add_front(fs, in);
+	}
+	return in->dfd;
+}
+
+/* Open the directory in through its parent's fd pfd (held by the caller)
+ * and cache it. Returns the fd with one user taken, -EAGAIN when in is
+ * no longer in parent (moved meanwhile), or another negative errno. */
+static int open_child_dir(struct fs *fs, struct inode *in,
+			  struct inode *parent, int pfd)
+{
+	const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	char name[INODE_NAME_MAX];
+	int fd, rc = 0;
+
 	pthread_mutex_lock(&fs->lock);
-	if (in->dfd >= 0) {
-		in->dfd_users++;
-		if (fs->lru.lru_next != in) {
-			lru_del(fs, in);
-			lru_add_front(fs, in);
-		}
-		fd = in->dfd;
-		pthread_mutex_unlock(&fs->lock);
-		return fd;
+	fd = take_cached_locked(fs, in);
+	if (fd < 0) {
+		if (!in->links)
+			rc = -ESTALE;
+		else if (in->links->parent != parent)
+			rc = -EAGAIN;
+		else if (strlen(in->links->name) >= sizeof(name))
+			rc = -ENAMETOOLONG;
+		else
+			strcpy(name, in->links->name);
 	}
 	pthread_mutex_unlock(&fs->lock);
+	if (fd >= 0 || rc)
+		return fd >= 0 ? fd : rc;
 
-	if (in->type != S_IFDIR)
-		return -ENOTDIR;
-	rc = loc_get(fs, in, &l);
-	if (rc)
-		return rc;
-	pfd = dirfd_get(fs, l.parent);
-	if (pfd < 0) {
-		rc = pfd;
-		goto out;
-	}
-	fd = openat(pfd, l.name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(pfd, name, flags);
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 		/* Out of fds: give back every idle cached one, retry once. */
 		pthread_mutex_lock(&fs->lock);
 		evict_all_idle_locked(fs);
 		pthread_mutex_unlock(&fs->lock);
-		fd = openat(pfd, l.name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(pfd, name, flags);
 	}
-	rc = fd < 0 ? -errno : 0;
-	dirfd_put(fs, l.parent);
-	if (rc)
-		goto out;
+	if (fd < 0)
+		return -errno;
 	rc = check_same(fd, in);
-	if (rc)
-		goto out;
-
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	pthread_mutex_lock(&fs->lock);
 	if (in->dfd >= 0) {
 		/* Another thread opened it meanwhile. */
@@ -595,12 +612,92 @@ int dirfd_get(struct fs *fs, struct inode *in)
 	in->dfd_users++;
 	fd = in->dfd;
 	pthread_mutex_unlock(&fs->lock);
-	loc_put(fs, &l);
 	return fd;
+}
+
+static void unpin_all(struct fs *fs, struct inode **v, size_t n)
+{
+	pthread_mutex_lock(&fs->lock);
+	while (n--) {
+		v[n]->pins--;
+		maybe_free_locked(fs, v[n]);
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+#define CHAIN_STACK 16
+#define CHAIN_TRIES 8
+
+/* Iterative at any depth: walk up from in to the nearest ancestor with a
+ * cached fd (or the root), pinning the directories on the way, then open
+ * them top-down, each through its parent's fd, caching every one (so that
+ * the next walk near here is short). At most two of these fds are in use
+ * at a time. */
+int dirfd_get(struct fs *fs, struct inode *in)
+{
+	struct inode *stack[CHAIN_STACK], **chain = stack, **nc, *cur;
+	size_t n, cap = CHAIN_STACK, i;
+	int fd, tries = 0, rc;
+
+again:
+	n = 0;
+	rc = 0;
+	pthread_mutex_lock(&fs->lock);
+	fd = take_cached_locked(fs, in);
+	for (cur = in; fd < 0;) {
+		if (cur->type != S_IFDIR) {
+			rc = -ENOTDIR;
+			break;
+		}
+		if (!cur->links) {
+			rc = -ESTALE;
+			break;
+		}
+		if (n == cap) {
+			rc = -E2BIG; /* grow outside the lock, walk again */
+			break;
+		}
+		cur->pins++;
+		chain[n++] = cur;
+		cur = cur->links->parent;
+		fd = take_cached_locked(fs, cur);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	if (rc) {
+		unpin_all(fs, chain, n);
+		if (rc != -E2BIG)
+			goto out;
+		nc = realloc(chain == stack ? NULL : chain,
+			     2 * cap * sizeof(*chain));
+		if (!nc) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		chain = nc;
+		cap *= 2;
+		goto again;
+	}
+	for (i = n; i-- > 0;) {
+		int cfd = open_child_dir(fs, chain[i], cur, fd);
+
+		dirfd_put(fs, cur);
+		if (cfd < 0) {
+			unpin_all(fs, chain, n);
+			rc = cfd;
+			if (rc == -EAGAIN && ++tries < CHAIN_TRIES)
+				goto again;
+			if (rc == -EAGAIN)
+				rc = -ESTALE;
+			goto out;
+		}
+		cur = chain[i];
+		fd = cfd;
+	}
+	unpin_all(fs, chain, n);
+	rc = fd;
 out:
-	if (fd >= 0)
-		close(fd);
-	loc_put(fs, &l);
+	if (chain != stack)
+		free(chain);
 	return rc;
 }
 

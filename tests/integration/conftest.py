@@ -89,6 +89,13 @@ class Mounter:
         self.watchdog.daemon = True
         self.watchdog.start()
 
+    def allow(self, seconds):
+        """A long test: restart the watchdog with SECONDS (scaled)."""
+        self.watchdog.cancel()
+        self.watchdog = threading.Timer(seconds * util.SLOW, self._hung)
+        self.watchdog.daemon = True
+        self.watchdog.start()
+
     def _hung(self):
         """Watchdog: a test blocked on a hung mount would stall the whole
         suite; abort its FUSE connections so the test fails instead."""

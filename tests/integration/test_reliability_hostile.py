@@ -24,6 +24,7 @@ import time
 import pytest
 
 import util
+from reliab_util import long_stage
 from util import write_file
 
 # Hang guard for one child process (seconds), generous for a busy machine.
@@ -245,3 +246,75 @@ def test_stuck_backing_request_blocks_no_other(mounter, monkeypatch, spin):
             os.kill(inner.proc.pid, signal.SIGCONT)
     mounter.unmount(outer)
     mounter.unmount(inner)
+
+
+DEPTH = 30000
+
+
+def nest(cipherdir, enc1, enc2, depth):
+    """Without the key: below the real sub/ (enc1) and sub/sub (enc2),
+    repeat enc2 down to depth levels, each with sub/'s diriv, so that every
+    level decrypts to another sub/."""
+    with open(os.path.join(cipherdir, enc1, "gocryptfs.diriv"), "rb") as f:
+        iv = f.read()
+    fd = os.open(os.path.join(cipherdir, enc1, enc2), os.O_RDONLY)
+    try:
+        for level in range(2, depth + 1):
+            w = os.open("gocryptfs.diriv",
+                        os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444,
+                        dir_fd=fd)
+            os.write(w, iv)
+            os.close(w)
+            if level == depth:
+                break
+            os.mkdir(enc2, dir_fd=fd)
+            nfd = os.open(enc2, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("depth", [
+    3000, pytest.param(DEPTH, marks=long_stage, id="30000")])
+def test_deep_tree_listed_and_removed(mounter, depth):
+    """A 30,000-level tree (about 29,000 more levels than the daemon's
+    directory-fd cache holds; the old recursive walk overflowed the 8 MiB
+    stack at about 20,000) is listed with find -depth and removed with
+    rm -rf; the daemon, with its default stack, survives both. 3,000
+    levels (a few seconds) run in every stage, 30,000 (about two minutes)
+    in the long one."""
+    mounter.allow(900)
+    c = mounter.init()
+    m = mounter.mount(c)
+    before = set(os.listdir(c))
+    os.mkdir(m.p("sub"))
+    enc1 = new_entry(c, before)
+    inner = set(os.listdir(os.path.join(c, enc1)))
+    os.mkdir(m.p("sub", "sub"))
+    enc2 = new_entry(os.path.join(c, enc1), inner)
+    mounter.unmount(m)
+    try:
+        nest(c, enc1, enc2, depth)
+        deep_tree_checks(mounter, c, depth)
+    finally:
+        # shutil.rmtree (pytest's tmp_path clean-up) recurses per level
+        subprocess.run(["rm", "-rf", os.path.join(c, enc1)])
+
+
+def deep_tree_checks(mounter, c, depth):
+    m = mounter.mount(c)
+    p = subprocess.run(["find", "sub", "-depth", "-printf", "."],
+                       cwd=m.mnt, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=600 * util.SLOW)
+    assert m.running, "daemon died listing the deep tree:\n" + m.log()
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    assert len(p.stdout) == depth
+    p = subprocess.run(["rm", "-rf", "sub"], cwd=m.mnt,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=600 * util.SLOW)
+    assert m.running, "daemon died removing the deep tree:\n" + m.log()
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    assert os.listdir(m.mnt) == []
+    assert sorted(os.listdir(c)) == ["gocryptfs.conf", "gocryptfs.diriv"]
+    mounter.unmount(m)
