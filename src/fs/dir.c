@@ -814,9 +814,11 @@ void dir_list_free(struct dir_list *dl)
 	memset(dl, 0, sizeof(*dl));
 }
 
-/* Decrypt one listed backing name; 1 = hide it. */
+/* Decrypt one listed backing name. Returns 0, 1 to hide it (an internal
+ * file) or 2 to hide it as broken (*why says how). */
 static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
-		     const uint8_t *iv, const char *stored, char *name)
+		     const uint8_t *iv, const char *stored, char *name,
+		     const char **why)
 {
 	char side[SIDECAR_NAME_MAX];
 	char cname[NAMES_MAX_SIDECAR + 1];
@@ -834,10 +836,8 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 		rc = read_small(dfd, side, (uint8_t *)cname,
 				NAMES_MAX_SIDECAR + 1, &len);
 		if (rc || len == 0 || len > NAMES_MAX_SIDECAR) {
-			log_warn("directory inode %ju: hiding '%s': bad or "
-				 "missing .name file",
-				 (uintmax_t)dir->ino, stored);
-			return 1;
+			*why = "bad or missing .name file";
+			return 2;
 		}
 		cname[len] = 0;
 		rc = names_decrypt(fs->names, iv, cname, len, name,
@@ -847,9 +847,8 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 				   NAMES_MAX_PLAIN + 1);
 	}
 	if (rc) {
-		log_warn("directory inode %ju: hiding undecryptable name '%s'",
-			 (uintmax_t)dir->ino, stored);
-		return 1;
+		*why = "undecryptable name";
+		return 2;
 	}
 	return 0;
 }
@@ -857,10 +856,12 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 {
 	uint8_t iv[NAMES_DIRIV_LEN];
-	char name[NAMES_MAX_PLAIN + 1];
+	char name[NAMES_MAX_PLAIN + 1], first[INODE_NAME_MAX] = "";
+	const char *why = NULL, *first_why = NULL;
 	struct dirent *de;
+	size_t hidden = 0;
 	DIR *d = NULL;
-	int dfd, rc;
+	int dfd, rc, h;
 
 	memset(dl, 0, sizeof(*dl));
 	dfd = dirfd_get(fs, dir);
@@ -882,7 +883,15 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
 			rc = list_add(dl, de->d_name, de->d_name, de->d_ino,
 				      DT_DIR);
-		} else if (dec_entry(fs, dir, dfd, iv, de->d_name, name)) {
+		} else if ((h = dec_entry(fs, dir, dfd, iv, de->d_name, name,
+					  &why))) {
+			/* One log line per listing, however many (a hostile
+			 * cipherdir must not flood the log). */
+			if (h == 2 && !hidden++) {
+				snprintf(first, sizeof(first), "%s",
+					 de->d_name);
+				first_why = why;
+			}
 			continue;
 		} else {
 			rc = list_add(dl, name, de->d_name, de->d_ino,
@@ -892,6 +901,13 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 			break;
 	}
 out:
+	if (hidden == 1)
+		log_warn("directory inode %ju: hiding '%s': %s",
+			 (uintmax_t)dir->ino, first, first_why);
+	else if (hidden)
+		log_warn("directory inode %ju: hiding %zu entries with bad "
+			 "names or .name files (first '%s': %s)",
+			 (uintmax_t)dir->ino, hidden, first, first_why);
 	if (d)
 		closedir(d);
 	dirfd_put(fs, dir);

@@ -318,3 +318,22 @@ def deep_tree_checks(mounter, c, depth):
     assert os.listdir(m.mnt) == []
     assert sorted(os.listdir(c)) == ["gocryptfs.conf", "gocryptfs.diriv"]
     mounter.unmount(m)
+
+
+def test_undecryptable_entries_log_one_line_per_listing(mounter):
+    """5,000 entries with names that do not decrypt (and a long name
+    without its .name file) in one directory: each listing hides them all
+    and logs one line with the count, not one line per entry."""
+    c, enc = prepare(mounter)
+    d = os.path.join(c, enc)
+    for i in range(5000):
+        os.close(os.open(os.path.join(d, "junk%05d" % i), os.O_CREAT, 0o600))
+    sides = [n for n in os.listdir(d) if n.endswith(".name")]
+    os.unlink(os.path.join(d, sides[0]))
+    m = mounter.mount(c)
+    for _ in range(3):
+        assert sorted(os.listdir(m.p("sub"))) == ["f"]
+    lines = [ln for ln in m.log().splitlines() if "hiding" in ln]
+    assert len(lines) == 3, lines[:5]
+    assert all("hiding 5001 entries" in ln for ln in lines), lines
+    mounter.unmount(m)
