@@ -2,7 +2,8 @@
 /*
  * EME-AES-256 (spec §4.4). E and its inverse come from AES-256-ECB contexts
  * (padding off) that each thread keys once and keeps in thread-specific
- * storage; every context of an instance is also on a list so that eme_free
+ * storage, in secmem like everything key-derived (the EVP contexts through
+ * secmem_lib_enter); every context of an instance is also on a list so that eme_free
  * can release contexts of threads that are still alive. A thread that exits
  * frees its own contexts through the key destructor.
  */
@@ -38,8 +39,7 @@ static void tctx_destroy(struct eme_tctx *t)
 {
 	EVP_CIPHER_CTX_free(t->enc);
 	EVP_CIPHER_CTX_free(t->dec);
-	secure_zero(t->l0, sizeof(t->l0));
-	free(t);
+	secmem_free(t, sizeof(*t)); /* wipes l0 */
 }
 
 /* Thread exit: unlink and free this thread's contexts. */
@@ -76,26 +76,27 @@ static int tctx_get(struct eme *e, struct eme_tctx **out)
 {
 	struct eme_tctx *t = pthread_getspecific(e->tls);
 	int rc = -EIO;
+	bool ok;
 
 	if (t) {
 		*out = t;
 		return 0;
 	}
-	t = calloc(1, sizeof(*t));
+	t = secmem_alloc(sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->owner = e;
+	/* The contexts hold the AES key schedules: secmem. */
+	secmem_lib_enter();
 	t->enc = EVP_CIPHER_CTX_new();
 	t->dec = EVP_CIPHER_CTX_new();
-	if (!t->enc || !t->dec) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (EVP_EncryptInit_ex2(t->enc, e->aes, e->key, NULL, NULL) != 1 ||
-	    EVP_DecryptInit_ex2(t->dec, e->aes, e->key, NULL, NULL) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(t->enc, 0) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(t->dec, 0) != 1 ||
-	    ecb(t->enc, t->l0, zero16, 16))
+	ok = t->enc && t->dec &&
+	     EVP_EncryptInit_ex2(t->enc, e->aes, e->key, NULL, NULL) == 1 &&
+	     EVP_DecryptInit_ex2(t->dec, e->aes, e->key, NULL, NULL) == 1 &&
+	     EVP_CIPHER_CTX_set_padding(t->enc, 0) == 1 &&
+	     EVP_CIPHER_CTX_set_padding(t->dec, 0) == 1;
+	secmem_lib_leave();
+	if (!ok || ecb(t->enc, t->l0, zero16, 16))
 		goto out;
 	if (pthread_setspecific(e->tls, t)) {
 		rc = -ENOMEM;

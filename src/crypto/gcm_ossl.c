@@ -7,6 +7,8 @@
  */
 #include "crypto/aead_impl.h"
 
+#include "common/secmem.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ static int gcm_new(void **out, const uint8_t *key)
 		OSSL_PARAM_END,
 	};
 	struct gcm_ossl *c;
+	bool ok;
 
 	pthread_once(&g_once, fetch);
 	if (!g_gcm)
@@ -52,11 +55,15 @@ static int gcm_new(void **out, const uint8_t *key)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	/* The contexts hold the key schedule and GHASH table: secmem. */
+	secmem_lib_enter();
 	c->enc = EVP_CIPHER_CTX_new();
 	c->dec = EVP_CIPHER_CTX_new();
-	if (!c->enc || !c->dec ||
-	    EVP_EncryptInit_ex2(c->enc, g_gcm, key, NULL, p) != 1 ||
-	    EVP_DecryptInit_ex2(c->dec, g_gcm, key, NULL, p) != 1) {
+	ok = c->enc && c->dec &&
+	     EVP_EncryptInit_ex2(c->enc, g_gcm, key, NULL, p) == 1 &&
+	     EVP_DecryptInit_ex2(c->dec, g_gcm, key, NULL, p) == 1;
+	secmem_lib_leave();
+	if (!ok) {
 		gcm_free(c);
 		return -EIO;
 	}

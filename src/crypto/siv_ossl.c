@@ -173,6 +173,7 @@ static int siv_new_half(void **out, const uint8_t *key, size_t half)
 	int big = half == 32;
 	struct siv_ossl *c;
 	uint8_t l[16];
+	bool ok;
 
 	pthread_once(&g_once, fetch);
 	if (!g_cbc[big] || !g_ctr[big])
@@ -180,14 +181,16 @@ static int siv_new_half(void **out, const uint8_t *key, size_t half)
 	c = secmem_alloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	secmem_lib_enter(); /* the EVP contexts hold the key schedules */
 	c->cbc = EVP_CIPHER_CTX_new();
 	c->ctr = EVP_CIPHER_CTX_new();
-	if (!c->cbc || !c->ctr ||
-	    EVP_EncryptInit_ex2(c->cbc, g_cbc[big], key, zero16, NULL) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(c->cbc, 0) != 1 ||
-	    EVP_EncryptInit_ex2(c->ctr, g_ctr[big], key + half, zero16,
-				NULL) != 1 ||
-	    cbc(c, zero16, 16, l))
+	ok = c->cbc && c->ctr &&
+	     EVP_EncryptInit_ex2(c->cbc, g_cbc[big], key, zero16, NULL) == 1 &&
+	     EVP_CIPHER_CTX_set_padding(c->cbc, 0) == 1 &&
+	     EVP_EncryptInit_ex2(c->ctr, g_ctr[big], key + half, zero16,
+				 NULL) == 1;
+	secmem_lib_leave();
+	if (!ok || cbc(c, zero16, 16, l))
 		goto fail;
 	dbl(c->k1, l);
 	dbl(c->k2, c->k1);

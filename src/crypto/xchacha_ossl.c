@@ -46,6 +46,7 @@ static void xc_free(void *ctx)
 static int xc_new(void **out, const uint8_t *key)
 {
 	struct xc_ossl *c;
+	bool ok;
 
 	pthread_once(&g_once, fetch);
 	if (!g_chapoly)
@@ -54,11 +55,15 @@ static int xc_new(void **out, const uint8_t *key)
 	if (!c)
 		return -ENOMEM;
 	c->key = key;
+	/* The contexts keep each message's subkey and state: secmem. */
+	secmem_lib_enter();
 	c->enc = EVP_CIPHER_CTX_new();
 	c->dec = EVP_CIPHER_CTX_new();
-	if (!c->enc || !c->dec ||
-	    EVP_EncryptInit_ex2(c->enc, g_chapoly, NULL, NULL, NULL) != 1 ||
-	    EVP_DecryptInit_ex2(c->dec, g_chapoly, NULL, NULL, NULL) != 1) {
+	ok = c->enc && c->dec &&
+	     EVP_EncryptInit_ex2(c->enc, g_chapoly, NULL, NULL, NULL) == 1 &&
+	     EVP_DecryptInit_ex2(c->dec, g_chapoly, NULL, NULL, NULL) == 1;
+	secmem_lib_leave();
+	if (!ok) {
 		xc_free(c);
 		return -EIO;
 	}
