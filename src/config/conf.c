@@ -794,13 +794,26 @@ int conf_load(struct conf *c, const char *path, char err[static CONF_ERR_LEN])
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct stat st;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Whoever can write the cipherdir can put a FIFO there: open it
+	 * without waiting for a writer, and take only a regular file. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
 		seterr(err, "open %s: %s", path, strerror(-rc));
 		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		seterr(err, "stat %s: %s", path, strerror(-rc));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		seterr(err, "%s: not a regular file", path);
+		goto out;
 	}
 	for (;;) {
 		ssize_t n;

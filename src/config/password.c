@@ -10,18 +10,57 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BUF_LEN (PASSWORD_MAX + 1)
 /* gocryptfs reads this much of a passfile: password, '\n', one more byte. */
 #define PASSFILE_READ (PASSWORD_MAX + 2)
+/* A passfile that is no regular file (a FIFO, <(cmd)) must deliver within
+ * this many seconds; an extpass program must exit this long after its
+ * first line, and may print at most DRAIN_MAX bytes after it. */
+#define WAIT_S 10
+#define DRAIN_MAX (1 << 20)
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until fd is readable or end_ms (CLOCK_MONOTONIC) has passed.
+ * Returns 1 (readable or hung up), 0 (time is up) or -errno. */
+static int wait_readable(int fd, int64_t end_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		int64_t left = end_ms - now_ms();
+		int r;
+
+		if (left <= 0)
+			return 0;
+		r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (r > 0)
+			return 1;
+		if (r == 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
 
 static void seterr(char *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -82,15 +121,26 @@ static int read_passfile(struct password *pw, const char *path, char *err)
 {
 	uint8_t *tmp = NULL;
 	size_t n = 0, line;
+	int64_t end = now_ms() + WAIT_S * 1000;
+	struct stat st;
+	bool slow;
 	int fd, rc = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO opens at once, writer or not. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
 		seterr(err, "passfile: could not open '%s': %s", path,
 		       strerror(-rc));
 		return rc;
 	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		seterr(err, "passfile: '%s': %s", path, strerror(-rc));
+		goto out;
+	}
+	/* A pipe or FIFO gets WAIT_S seconds for everything it sends. */
+	slow = !S_ISREG(st.st_mode);
 	tmp = secmem_alloc(PASSFILE_READ);
 	if (!tmp) {
 		rc = -ENOMEM;
@@ -98,10 +148,19 @@ static int read_passfile(struct password *pw, const char *path, char *err)
 		goto out;
 	}
 	while (n < PASSFILE_READ) {
-		ssize_t r = read(fd, tmp + n, PASSFILE_READ - n);
+		ssize_t r;
 
+		if (slow && (rc = wait_readable(fd, end)) <= 0) {
+			if (!rc)
+				rc = -ETIMEDOUT;
+			seterr(err, "passfile: '%s' sent no password within %d "
+				    "seconds", path, WAIT_S);
+			goto out;
+		}
+		rc = 0;
+		r = read(fd, tmp + n, PASSFILE_READ - n);
 		if (r < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			rc = -errno;
 			seterr(err, "passfile: could not read '%s': %s", path,
@@ -176,11 +235,92 @@ static char **extpass_argv(const struct password_src *src, char **store)
 	return argv;
 }
 
+/* Read the first line of an extpass program's output (fd) into pw: up to
+ * the newline, or stop one byte past the longest password (*toolong, as
+ * for `cat /dev/zero`). After the newline, what follows is drained, so that
+ * the program does not die of SIGPIPE, but for WAIT_S seconds and
+ * DRAIN_MAX bytes at most (`yes` prints forever). Returns 0, -ETIMEDOUT or
+ * -errno. */
+static int extpass_collect(struct password *pw, int fd, bool *eol,
+			   bool *toolong)
+{
+	uint8_t chunk[256];
+	size_t drained = 0;
+	int64_t end = 0;
+	int rc = 0;
+
+	for (;;) {
+		ssize_t r;
+
+		if (*eol) {
+			rc = wait_readable(fd, end);
+			if (rc <= 0) {
+				rc = rc ? rc : -ETIMEDOUT;
+				break;
+			}
+			rc = 0;
+		}
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		for (ssize_t i = 0; i < r && !*eol; i++) {
+			if (chunk[i] == '\n') {
+				*eol = true;
+				end = now_ms() + WAIT_S * 1000;
+			} else if (pw->len < PASSWORD_MAX) {
+				pw->buf[pw->len++] = chunk[i];
+			} else {
+				*toolong = true;
+				break;
+			}
+		}
+		secure_zero(chunk, sizeof(chunk));
+		if (*toolong)
+			break;
+		if (*eol && (drained += (size_t)r) > DRAIN_MAX) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+	}
+	secure_zero(chunk, sizeof(chunk));
+	return rc;
+}
+
+/* Reap the extpass program; one that has not exited WAIT_S seconds after
+ * we stopped reading is killed, and -ETIMEDOUT returned. */
+static int extpass_wait(pid_t pid, int *status)
+{
+	int64_t end = now_ms() + WAIT_S * 1000;
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (now_ms() >= end)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return -ETIMEDOUT;
+}
+
 static int read_extpass(struct password *pw, const struct password_src *src,
 			char *err)
 {
 	char *store = NULL, **argv = extpass_argv(src, &store);
-	int pfd[2] = { -1, -1 }, status, rc = 0;
+	int pfd[2] = { -1, -1 }, status = 0, rc = 0, rc2;
 	bool eol = false, toolong = false;
 	pid_t pid;
 
@@ -214,35 +354,24 @@ static int read_extpass(struct password *pw, const struct password_src *src,
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
-	/* Drain everything so the child never dies of SIGPIPE; keep only the
-	 * first line. */
-	for (;;) {
-		uint8_t chunk[256];
-		ssize_t r = read(pfd[0], chunk, sizeof(chunk));
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		for (ssize_t i = 0; i < r && !eol; i++) {
-			if (chunk[i] == '\n')
-				eol = true;
-			else if (pw->len < PASSWORD_MAX)
-				pw->buf[pw->len++] = chunk[i];
-			else
-				toolong = true;
-		}
-		secure_zero(chunk, sizeof(chunk));
+	rc = extpass_collect(pw, pfd[0], &eol, &toolong);
+	/* Whatever it still prints is not read: let it end. */
+	close(pfd[0]);
+	pfd[0] = -1;
+	rc2 = extpass_wait(pid, &status);
+	if (!rc)
+		rc = rc2;
+	if (toolong) {
+		rc = -EINVAL;
+		seterr(err, "extpass: max password length (%d bytes) exceeded",
+		       PASSWORD_MAX);
+		goto out;
 	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			rc = -errno;
-			break;
-		}
+	if (rc == -ETIMEDOUT) {
+		seterr(err, "extpass program did not end within %d seconds "
+			    "and %d bytes after its first line", WAIT_S,
+		       DRAIN_MAX);
+		goto out;
 	}
 	if (rc) {
 		seterr(err, "extpass: %s", strerror(-rc));
@@ -251,12 +380,6 @@ static int read_extpass(struct password *pw, const struct password_src *src,
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		rc = -EIO;
 		seterr(err, "extpass program returned an error");
-		goto out;
-	}
-	if (toolong) {
-		rc = -EINVAL;
-		seterr(err, "extpass: max password length (%d bytes) exceeded",
-		       PASSWORD_MAX);
 		goto out;
 	}
 	if (pw->len == 0) {

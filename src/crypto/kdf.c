@@ -72,6 +72,14 @@ int kdf_scrypt(uint8_t *out, size_t outlen, const uint8_t *pw, size_t pwlen,
 	/* 128 * r * N bytes of memory; refuse what cannot be addressed. */
 	if (N > SIZE_MAX / 128 / r)
 		return -ENOMEM;
+	/* The time grows with N * r * p: beyond the dearest cost gocryptfs
+	 * can write (-scryptn 28: N = 2^28, r = 8, p = 1) a hostile config
+	 * would keep us busy for hours (p = 2^20 at N = 2^16: days). */
+	if (N > KDF_SCRYPT_MAX_WORK / ((uint64_t)r * p)) {
+		log_err("scrypt cost N=%llu r=%u p=%u is too high",
+			(unsigned long long)N, r, p);
+		return -EINVAL;
+	}
 	errno = 0;
 	if (libscrypt_scrypt(pw, pwlen, salt, saltlen, N, r, p, out,
 			     outlen) != 0) {

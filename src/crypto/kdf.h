@@ -19,8 +19,12 @@
 int kdf_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm,
 		    size_t ikmlen, const char *info);
 
+/* Largest N * r * p kdf_scrypt accepts (gocryptfs -scryptn 28). */
+#define KDF_SCRYPT_MAX_WORK (1ull << 31)
+
 /* scrypt (RFC 7914). N must be a power of two > 1. Returns 0, -EINVAL for bad
- * parameters, -ENOMEM or -EIO. */
+ * parameters (also a cost N * r * p above KDF_SCRYPT_MAX_WORK), -ENOMEM or
+ * -EIO. */
 int kdf_scrypt(uint8_t *out, size_t outlen, const uint8_t *pw, size_t pwlen,
 	       const uint8_t *salt, size_t saltlen, uint64_t N, uint32_t r,
 	       uint32_t p);

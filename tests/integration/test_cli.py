@@ -560,6 +560,103 @@ def test_extpass(tmp_path):
     assert p.returncode == 9
 
 
+# ---- password and config sources that never end (issue 12) -------------------
+
+# How long veilfs waits for a pipe or FIFO, or for an extpass program to end
+# after its first line (src/config/password.c WAIT_S), plus slack.
+WAIT_S = 10
+BOUND = WAIT_S + 20
+
+
+def timed(*args):
+    t = time.monotonic()
+    p = veilfs(*args, timeout=BOUND + 30)
+    p.secs = time.monotonic() - t
+    return p
+
+
+def test_extpass_that_never_stops(tmp_path):
+    """`yes` and `cat /dev/zero` print forever: gocryptfs stops reading
+    (exit 9, "extpass program returned an error" and "maximum password
+    length exceeded"); so do we, at once."""
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    os.mkdir(tmp_path / "mnt")
+    for cmd in ("yes", "cat /dev/zero"):
+        p = timed("-dumpmasterkey", "-extpass", cmd, d)
+        assert p.returncode == 9, (cmd, p.err)
+        assert p.secs < BOUND, (cmd, p.secs)
+        if cu.GOCRYPTFS:
+            g = cu.run([cu.GOCRYPTFS, "-extpass", cmd, d,
+                        str(tmp_path / "mnt")], timeout=60)
+            assert g.returncode == p.returncode, (cmd, g.stderr)
+    p = timed("-dumpmasterkey", "-extpass", "cat /dev/zero", d)
+    assert "max password length" in p.err
+
+
+def test_extpass_that_never_exits(tmp_path):
+    """A first line, then it lives on (gocryptfs waits forever): killed
+    after WAIT_S seconds, exit 9."""
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    script = tmp_path / "pw.sh"
+    script.write_text("#!/bin/sh\necho test\nexec sleep 1000\n")
+    script.chmod(0o755)
+    p = timed("-dumpmasterkey", "-extpass", str(script), d)
+    assert p.returncode == 9, p.err
+    assert WAIT_S - 1 <= p.secs < BOUND, p.secs
+    assert "did not end" in p.err
+
+
+def test_passfile_fifo(tmp_path):
+    """A FIFO nobody writes (gocryptfs waits forever): exit 9 after WAIT_S
+    seconds. One that delivers (as <(echo test) would) works."""
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    p = timed("-dumpmasterkey", "-passfile", fifo, d)
+    assert p.returncode == 9, p.err
+    assert WAIT_S - 1 <= p.secs < BOUND, p.secs
+    w = subprocess.Popen(["sh", "-c", "echo test > " + fifo])
+    try:
+        p = timed("-dumpmasterkey", "-passfile", fifo, d)
+    finally:
+        w.wait(timeout=BOUND)
+    assert p.returncode == 0, p.err
+    assert p.out.strip() == cu.vector_key("gcm")
+
+
+def test_config_fifo(tmp_path, gcmdir):
+    """gocryptfs.conf (or -config) that is a FIFO: refused at once."""
+    fifo = str(tmp_path / "conf.fifo")
+    os.mkfifo(fifo)
+    p = timed("-dumpmasterkey", "-config", fifo, "-passfile",
+              os.path.join(cu.vector_dir("gcm"), "password.txt"), gcmdir)
+    assert p.returncode == 11, p.err
+    assert "not a regular file" in p.err and p.secs < BOUND
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    os.unlink(conf)
+    os.mkfifo(conf)
+    p = timed("-info", gcmdir)
+    assert p.returncode == 8, p.err
+    assert "not a regular file" in p.err and p.secs < BOUND
+
+
+def test_scrypt_cost_for_hours_refused(gcmdir):
+    """P = 2^20 at N = 2^16 would run for days (gocryptfs hangs): refused
+    at once, like a huge N (gocryptfs: out of memory, exit 2)."""
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    with open(conf) as f:
+        c = json.load(f)
+    pw = os.path.join(cu.vector_dir("gcm"), "password.txt")
+    codes = []
+    for n, p_ in ((1 << 16, 1 << 20), (1 << 40, 1)):
+        c["ScryptObject"]["N"], c["ScryptObject"]["P"] = n, p_
+        write_conf(gcmdir, json.dumps(c))
+        p = timed("-dumpmasterkey", "-passfile", pw, gcmdir)
+        assert p.secs < BOUND and "too high" in p.err, p.err
+        codes.append(p.returncode)
+    assert codes == [11, 11], codes
+
+
 # ---- option syntax -----------------------------------------------------------
 
 def test_option_syntax(pwfile):

@@ -117,6 +117,13 @@ TEST(scrypt_rejects_bad_params)
 	ASSERT_INT_EQ(kdf_scrypt(out, 32, (const uint8_t *)"x", 1,
 				 (const uint8_t *)"s", 1, 1024, 1u << 15,
 				 1u << 15), -EINVAL);
+	/* hours of work: refused at once (issue 12: p = 2^20 hung) */
+	ASSERT_INT_EQ(kdf_scrypt(out, 32, (const uint8_t *)"x", 1,
+				 (const uint8_t *)"s", 1, 1u << 16, 8,
+				 1u << 20), -EINVAL);
+	ASSERT_INT_EQ(kdf_scrypt(out, 32, (const uint8_t *)"x", 1,
+				 (const uint8_t *)"s", 1, 1u << 10, 8,
+				 (1u << 18) + 1), -EINVAL);
 	/* 2 is the smallest valid N */
 	ASSERT_INT_EQ(kdf_scrypt(out, 32, (const uint8_t *)"x", 1,
 				 (const uint8_t *)"s", 1, 2, 1, 1), 0);
