@@ -397,9 +397,10 @@ int aead_open(struct aead *a, uint8_t *out, const uint8_t *in, size_t inlen,
 	size_t oh = aead_overhead(a);
 	struct tctx *t;
 
-	if (inlen < oh || inlen - oh > MSG_MAX || aadlen > MSG_MAX)
+	if (inlen < oh)
 		return -EBADMSG;
-	if (tctx_get(a, &t)) {
+	/* zeroed output on every failure, also for what is too long */
+	if (inlen - oh > MSG_MAX || aadlen > MSG_MAX || tctx_get(a, &t)) {
 		memset(out, 0, inlen - oh);
 		return -EBADMSG;
 	}

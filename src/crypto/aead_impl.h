@@ -15,6 +15,7 @@
 #include "crypto/aead.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,10 +36,20 @@ struct aead_run {
 	const uint8_t *file_id; /* 16 bytes */
 };
 
+/* The longest message (plaintext, and AAD) each algorithm takes; a backend
+ * refuses more (seal -EIO, open -EBADMSG), as OpenSSL does. GCM: 2^32 - 2
+ * counter blocks (SP 800-38D §5.2.1.1); ChaCha20-Poly1305: 2^32 - 1 blocks
+ * of 64 bytes (RFC 8439 §2.8); the OpenSSL EVP calls take int lengths. */
+#define AEAD_GCM_MAX ((size_t)((1ull << 36) - 32))
+#define AEAD_CHACHA_MAX ((size_t)((1ull << 38) - 64))
+#define AEAD_EVP_MAX ((size_t)INT_MAX)
+#define AEAD_MIN_MAX(a, b) ((a) < (b) ? (a) : (b))
+
 struct aead_impl {
 	const char *name;
 	enum aead_cipher cipher;
 	size_t key_len, nonce_len, tag_len;
+	size_t msg_max; /* see AEAD_GCM_MAX */
 	bool gcrypt; /* needs aead_gcry_init() */
 	/* A context keyed with key (key_len bytes, borrowed: the caller keeps
 	 * it alive until ctx_free). Used by one thread at a time. Returns 0
@@ -131,26 +142,70 @@ aead_run_open(void *ctx, const struct aead_run *r, size_t nonce_len,
 
 /* Defines the implementation var of a backend whose per-thread context
  * functions are pfx_new/pfx_free and whose per-message functions are
- * pfx_seal/pfx_open, with batch entries made of the loops above. */
-#define AEAD_IMPL_DEFINE(var, pfx, impl_name, cipher_id, klen, nlen, gcry)    \
+ * pfx_seal/pfx_open, with batch entries made of the loops above. Messages
+ * (and AAD) longer than mmax are refused before pfx_seal/pfx_open. */
+#define AEAD_IMPL_DEFINE(var, pfx, impl_name, cipher_id, klen, nlen, gcry,   \
+			 mmax)                                                \
+	static int pfx##_seal_chk(void *ctx, uint8_t *body,                   \
+				  const uint8_t *nonce, const uint8_t *pt,    \
+				  size_t ptlen, const uint8_t *aad,           \
+				  size_t aadlen)                              \
+	{                                                                     \
+		if (ptlen > (mmax) || aadlen > (mmax))                        \
+			return -EIO;                                          \
+		return pfx##_seal(ctx, body, nonce, pt, ptlen, aad, aadlen);  \
+	}                                                                     \
+	static int pfx##_open_chk(void *ctx, uint8_t *pt,                     \
+				  const uint8_t *nonce, const uint8_t *body,  \
+				  size_t bodylen, const uint8_t *aad,         \
+				  size_t aadlen)                              \
+	{                                                                     \
+		if (bodylen - AEAD_TAG_LEN > (mmax) || aadlen > (mmax))       \
+			return -EBADMSG;                                      \
+		return pfx##_open(ctx, pt, nonce, body, bodylen, aad,         \
+				  aadlen);                                    \
+	}                                                                     \
 	static int pfx##_seal_run(void *ctx, const struct aead_run *r)        \
 	{                                                                     \
-		return aead_run_seal(ctx, r, (nlen), pfx##_seal);             \
+		return aead_run_seal(ctx, r, (nlen), pfx##_seal_chk);         \
 	}                                                                     \
 	static int pfx##_open_run(void *ctx, const struct aead_run *r,        \
 				  size_t *bad)                                \
 	{                                                                     \
 		return aead_run_open(ctx, r, (nlen), AEAD_TAG_LEN, bad,       \
-				     pfx##_open);                             \
+				     pfx##_open_chk);                         \
 	}                                                                     \
 	const struct aead_impl var = {                                        \
 		.name = (impl_name), .cipher = (cipher_id),                   \
 		.key_len = (klen), .nonce_len = (nlen),                       \
-		.tag_len = AEAD_TAG_LEN, .gcrypt = (gcry),                    \
+		.tag_len = AEAD_TAG_LEN, .msg_max = (mmax), .gcrypt = (gcry), \
 		.ctx_new = pfx##_new, .ctx_free = pfx##_free,                 \
-		.seal = pfx##_seal, .open = pfx##_open,                       \
+		.seal = pfx##_seal_chk, .open = pfx##_open_chk,               \
 		.seal_run = pfx##_seal_run, .open_run = pfx##_open_run,       \
 	}
+
+/* Vector code spills key-derived registers (round keys, states, key
+ * stream) to the stack: a backend's entry point runs the work in a
+ * function of its own and then overwrites AEAD_BURN_BYTES of stack below
+ * its own frame, where that function's frames were. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AEAD_BURN_BYTES 32768 /* AddressSanitizer: frames of up to 23 KiB */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AEAD_BURN_BYTES 32768
+#endif
+#endif
+#ifndef AEAD_BURN_BYTES
+#define AEAD_BURN_BYTES 6144
+#endif
+
+static __attribute__((noinline, unused)) void aead_burn_stack(void)
+{
+	uint8_t buf[AEAD_BURN_BYTES];
+
+	memset(buf, 0, sizeof(buf));
+	__asm__ volatile("" : : "r"(buf) : "memory");
+}
 
 extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry, aead_gcm_vaes;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;

@@ -61,4 +61,5 @@ static int gcm_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 }
 
 AEAD_IMPL_DEFINE(aead_gcm_gcry, gcm, "AES-GCM-256-libgcrypt", AEAD_AES_GCM_256, 32, 16,
-		 true);
+		 true,
+		 AEAD_GCM_MAX);

@@ -115,4 +115,5 @@ static int gcm_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 }
 
 AEAD_IMPL_DEFINE(aead_gcm_ossl, gcm, "AES-GCM-256-OpenSSL", AEAD_AES_GCM_256, 32, 16,
-		 false);
+		 false,
+		 AEAD_MIN_MAX(AEAD_GCM_MAX, AEAD_EVP_MAX));

@@ -409,8 +409,8 @@ INLINE void gcm(const struct vctx *c, uint8_t *out, const uint8_t *in,
 	if (len)
 		ctr_ghash(c, out, in, len, j0, &y, enc);
 	/* the length block [len(A)]_64 || [len(C)]_64, reflected */
-	y = _mm_xor_si128(y, _mm_set_epi64x((long long)aadlen * 8,
-					    (long long)len * 8));
+	y = _mm_xor_si128(y, _mm_set_epi64x((long long)(aadlen * 8),
+					    (long long)(len * 8)));
 	y = gfmul(y, c->hp[NB - 1]);
 	_mm_storeu_si128((__m128i *)tag, _mm_xor_si128(bswap128(y), ek0));
 }
@@ -479,39 +479,100 @@ static int vaes_new(void **out, const uint8_t *key)
 	return 0;
 }
 
-TARGET static int vaes_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
-			    const uint8_t *pt, size_t ptlen,
-			    const uint8_t *aad, size_t aadlen)
+/* The counter has 32 bits (inc32): past AEAD_GCM_MAX bytes the key stream
+ * would repeat. The AAD's bit length must fit in 64 bits. */
+#define AAD_MAX ((size_t)((1ull << 61) - 1))
+
+INLINE int seal_inl(void *ctx, uint8_t *body, const uint8_t *nonce,
+		    const uint8_t *pt, size_t ptlen, const uint8_t *aad,
+		    size_t aadlen)
 {
+	if (ptlen > AEAD_GCM_MAX || aadlen > AAD_MAX)
+		return -EIO;
 	gcm(ctx, body, pt, ptlen, nonce, aad, aadlen, body + ptlen, true);
 	return 0;
 }
 
-TARGET static int vaes_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
-			    const uint8_t *body, size_t bodylen,
-			    const uint8_t *aad, size_t aadlen)
+INLINE int open_inl(void *ctx, uint8_t *pt, const uint8_t *nonce,
+		    const uint8_t *body, size_t bodylen, const uint8_t *aad,
+		    size_t aadlen)
 {
 	size_t len = bodylen - AEAD_TAG_LEN;
 	uint8_t tag[16];
 	int ok;
 
+	if (len > AEAD_GCM_MAX || aadlen > AAD_MAX)
+		return -EBADMSG;
 	gcm(ctx, pt, body, len, nonce, aad, aadlen, tag, false);
 	ok = ct_equal(tag, body + len, sizeof(tag));
 	secure_zero(tag, sizeof(tag));
 	return ok ? 0 : -EBADMSG;
 }
 
-/* The run loops of aead_impl.h, compiled for the vector instructions so
- * that seal and open inline into them. */
-TARGET static int vaes_seal_run(void *ctx, const struct aead_run *r)
+/* The work, in functions of their own (the run loops of aead_impl.h,
+ * compiled for the vector instructions so that seal and open inline into
+ * them); the entry points then wipe the stack those frames used: round
+ * keys, powers of H and key stream spilled from vector registers. */
+#define NOINLINE TARGET static __attribute__((noinline))
+
+NOINLINE int seal_w(void *ctx, uint8_t *body, const uint8_t *nonce,
+		    const uint8_t *pt, size_t ptlen, const uint8_t *aad,
+		    size_t aadlen)
 {
-	return aead_run_seal(ctx, r, 16, vaes_seal);
+	return seal_inl(ctx, body, nonce, pt, ptlen, aad, aadlen);
 }
 
-TARGET static int vaes_open_run(void *ctx, const struct aead_run *r,
-				size_t *bad)
+NOINLINE int open_w(void *ctx, uint8_t *pt, const uint8_t *nonce,
+		    const uint8_t *body, size_t bodylen, const uint8_t *aad,
+		    size_t aadlen)
 {
-	return aead_run_open(ctx, r, 16, AEAD_TAG_LEN, bad, vaes_open);
+	return open_inl(ctx, pt, nonce, body, bodylen, aad, aadlen);
+}
+
+NOINLINE int seal_run_w(void *ctx, const struct aead_run *r)
+{
+	return aead_run_seal(ctx, r, 16, seal_inl);
+}
+
+NOINLINE int open_run_w(void *ctx, const struct aead_run *r, size_t *bad)
+{
+	return aead_run_open(ctx, r, 16, AEAD_TAG_LEN, bad, open_inl);
+}
+
+static int vaes_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
+		     const uint8_t *pt, size_t ptlen, const uint8_t *aad,
+		     size_t aadlen)
+{
+	int rc = seal_w(ctx, body, nonce, pt, ptlen, aad, aadlen);
+
+	aead_burn_stack();
+	return rc;
+}
+
+static int vaes_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
+		     const uint8_t *body, size_t bodylen, const uint8_t *aad,
+		     size_t aadlen)
+{
+	int rc = open_w(ctx, pt, nonce, body, bodylen, aad, aadlen);
+
+	aead_burn_stack();
+	return rc;
+}
+
+static int vaes_seal_run(void *ctx, const struct aead_run *r)
+{
+	int rc = seal_run_w(ctx, r);
+
+	aead_burn_stack();
+	return rc;
+}
+
+static int vaes_open_run(void *ctx, const struct aead_run *r, size_t *bad)
+{
+	int rc = open_run_w(ctx, r, bad);
+
+	aead_burn_stack();
+	return rc;
 }
 
 const struct aead_impl aead_gcm_vaes = {
@@ -520,6 +581,7 @@ const struct aead_impl aead_gcm_vaes = {
 	.key_len = 32,
 	.nonce_len = 16,
 	.tag_len = AEAD_TAG_LEN,
+	.msg_max = AEAD_GCM_MAX,
 	.ctx_new = vaes_new,
 	.ctx_free = vaes_free,
 	.seal = vaes_seal,

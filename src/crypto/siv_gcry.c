@@ -65,4 +65,5 @@ static int siv_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 }
 
 AEAD_IMPL_DEFINE(aead_siv_gcry, siv, "AES-SIV-512-libgcrypt", AEAD_AES_SIV_512, 64, 16,
-		 true);
+		 true,
+		 SIZE_MAX - 64);

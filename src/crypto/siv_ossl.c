@@ -259,4 +259,5 @@ int aead_siv_ossl_test(uint8_t *out, const uint8_t *key, size_t keylen,
 }
 
 AEAD_IMPL_DEFINE(aead_siv_ossl, siv, "AES-SIV-512-OpenSSL", AEAD_AES_SIV_512, 64, 16,
-		 false);
+		 false,
+		 AEAD_EVP_MAX);

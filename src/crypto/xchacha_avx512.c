@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,30 +643,29 @@ static int xc5_new(void **out, const uint8_t *key)
  * (from which the subkey can be computed back) and keystream, in frames of
  * 2.5 to 3.3 KiB with GCC 12 (-O2, -O3) and under 1.5 KiB with clang 14.
  * It runs in functions of its own (NOINLINE), and the entry points then
- * overwrite BURN_BYTES of stack below their own frame, where those frames
- * were (about 3% of a 4 KiB seal; test: no_subkey_left_on_stack). Not
- * in unoptimised builds, whose frames are far larger (up to 1.3 MiB with
- * clang -O0 and AddressSanitizer). */
+ * overwrite AEAD_BURN_BYTES of stack below their own frame, where those
+ * frames were (about 3% of a 4 KiB seal; test: no_subkey_left_on_stack).
+ * Not in unoptimised builds, whose frames are far larger (up to 1.3 MiB
+ * with clang -O0 and AddressSanitizer). They also clear what the context
+ * keeps of the message (state, key stream, Poly1305 keys, subkeys): 53
+ * vector stores, once per call or run. */
 #define NOINLINE TARGET static __attribute__((noinline))
-#if defined(__SANITIZE_ADDRESS__)
-#define BURN_BYTES 32768 /* AddressSanitizer: frames of up to 23 KiB */
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BURN_BYTES 32768
-#endif
-#endif
-#ifndef BURN_BYTES
-#define BURN_BYTES 6144
-#endif
 
-NOINLINE void burn_stack(void)
+NOINLINE void clear_msg(struct xctx *c)
 {
-	__m512i buf[BURN_BYTES / 64];
+	uint8_t *p = (uint8_t *)&c->p;
+	size_t n = sizeof(*c) - offsetof(struct xctx, p), i;
 
-	UNROLL
-	for (int i = 0; i < BURN_BYTES / 64; i++)
-		_mm512_store_si512(&buf[i], _mm512_setzero_si512());
-	__asm__ volatile("" : : "r"(buf) : "memory");
+	for (i = 0; i + 64 <= n; i += 64)
+		_mm512_storeu_si512(p + i, _mm512_setzero_si512());
+	memset(p + i, 0, n - i);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static void burn(void *ctx)
+{
+	clear_msg(ctx);
+	aead_burn_stack();
 }
 
 NOINLINE void seal_w(void *ctx, uint8_t *body, const uint8_t *nonce,
@@ -686,8 +686,10 @@ static int xc5_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
 		    const uint8_t *pt, size_t ptlen, const uint8_t *aad,
 		    size_t aadlen)
 {
+	if (ptlen > AEAD_CHACHA_MAX)
+		return -EIO;
 	seal_w(ctx, body, nonce, pt, ptlen, aad, aadlen);
-	burn_stack();
+	burn(ctx);
 	return 0;
 }
 
@@ -699,8 +701,10 @@ static int xc5_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	uint8_t tag[16];
 	int ok;
 
+	if (len > AEAD_CHACHA_MAX)
+		return -EBADMSG;
 	open_w(ctx, pt, nonce, body, len, aad, aadlen, tag);
-	burn_stack();
+	burn(ctx);
 	ok = ct_equal(tag, body + len, sizeof(tag));
 	secure_zero(tag, sizeof(tag));
 	return ok ? 0 : -EBADMSG;
@@ -709,6 +713,9 @@ static int xc5_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 /* ---- runs ---------------------------------------------------------------- */
 
 #define RUN_KEYS_MIN 4 /* messages from which keys16() pays */
+/* keys16() gathers the nonces at 32-bit signed offsets j * stride (j <= 15,
+ * plus 20 bytes): runs with a larger stride go message by message. */
+#define KEYS16_MAX_STRIDE ((size_t)(INT32_MAX - 24) / 15)
 
 /* The subkeys and Poly1305 keys of m <= 16 messages whose nonces are at
  * nonce + j * stride (j < m), into c->sub and c->pk: HChaCha20 and then
@@ -802,7 +809,9 @@ NOINLINE void seal_run_w(struct xctx *c, const struct aead_run *r)
 		size_t m = r->n - g < 16 ? r->n - g : 16;
 		uint8_t *blk = r->cipher_out + g * r->cbs;
 
-		if (m >= RUN_KEYS_MIN)
+		bool vec = m >= RUN_KEYS_MIN && r->cbs <= KEYS16_MAX_STRIDE;
+
+		if (vec)
 			keys16(c, blk, r->cbs, m);
 		for (size_t j = 0; j < m; j++, blk += r->cbs) {
 			size_t i = g + j;
@@ -810,7 +819,7 @@ NOINLINE void seal_run_w(struct xctx *c, const struct aead_run *r)
 			const uint8_t *pt = r->plain_in + i * r->bs;
 
 			aead_run_aad(aad, r, i);
-			if (m >= RUN_KEYS_MIN)
+			if (vec)
 				chapoly_keyed(c, j, blk, blk + 24, pt, len,
 					      aad, blk + 24 + len, true);
 			else
@@ -830,7 +839,9 @@ NOINLINE int open_run_w(struct xctx *c, const struct aead_run *r,
 		size_t m = r->n - g < 16 ? r->n - g : 16;
 		const uint8_t *blk = r->cipher_in + g * r->cbs;
 
-		if (m >= RUN_KEYS_MIN)
+		bool vec = m >= RUN_KEYS_MIN && r->cbs <= KEYS16_MAX_STRIDE;
+
+		if (vec)
 			keys16(c, blk, r->cbs, m);
 		for (size_t j = 0; j < m; j++, blk += r->cbs) {
 			size_t i = g + j;
@@ -839,7 +850,7 @@ NOINLINE int open_run_w(struct xctx *c, const struct aead_run *r,
 			int ok;
 
 			aead_run_aad(aad, r, i);
-			if (m >= RUN_KEYS_MIN)
+			if (vec)
 				chapoly_keyed(c, j, blk, pt, blk + 24, len,
 					      aad, tag, false);
 			else
@@ -859,16 +870,23 @@ NOINLINE int open_run_w(struct xctx *c, const struct aead_run *r,
 
 static int xc5_seal_run(void *ctx, const struct aead_run *r)
 {
+	if (r->bs > AEAD_CHACHA_MAX || r->last_len > AEAD_CHACHA_MAX)
+		return -EIO;
 	seal_run_w(ctx, r);
-	burn_stack();
+	burn(ctx);
 	return 0;
 }
 
 static int xc5_open_run(void *ctx, const struct aead_run *r, size_t *bad)
 {
-	int rc = open_run_w(ctx, r, bad);
+	int rc;
 
-	burn_stack();
+	if (r->bs > AEAD_CHACHA_MAX || r->last_len > AEAD_CHACHA_MAX) {
+		*bad = 0;
+		return -EBADMSG;
+	}
+	rc = open_run_w(ctx, r, bad);
+	burn(ctx);
 	return rc;
 }
 
@@ -878,6 +896,7 @@ const struct aead_impl aead_xchacha_avx512 = {
 	.key_len = 32,
 	.nonce_len = 24,
 	.tag_len = AEAD_TAG_LEN,
+	.msg_max = AEAD_CHACHA_MAX,
 	.ctx_new = xc5_new,
 	.ctx_free = xc5_free,
 	.seal = xc5_seal,

@@ -92,4 +92,5 @@ static int xc_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 }
 
 AEAD_IMPL_DEFINE(aead_xchacha_gcry, xc, "XChaCha20-Poly1305-libgcrypt", AEAD_XCHACHA20_POLY1305, 32, 24,
-		 true);
+		 true,
+		 AEAD_CHACHA_MAX);

@@ -128,4 +128,5 @@ static int xc_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 }
 
 AEAD_IMPL_DEFINE(aead_xchacha_ossl, xc, "XChaCha20-Poly1305-OpenSSL", AEAD_XCHACHA20_POLY1305, 32, 24,
-		 false);
+		 false,
+		 AEAD_MIN_MAX(AEAD_CHACHA_MAX, AEAD_EVP_MAX));

@@ -15,9 +15,11 @@
 #include "crypto/hchacha20.h"
 #include "crypto/speed.h"
 #include "harness.h"
+#include "stackscan.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -541,24 +543,6 @@ TEST(public_api_matches_openssl)
 	aead_free(b);
 }
 
-/* How often a word of the subkey stands in the 32 KiB of stack below the
- * caller's frame, where the backend's frames were. Reads what earlier
- * calls left there (volatile, so that the reads happen). */
-static __attribute__((noinline)) int stack_hits(const uint8_t sub[32])
-{
-	volatile uint32_t buf[8192];
-	uint32_t w[8];
-	int hits = 0;
-
-	memcpy(w, sub, 32);
-	/* as far as the compiler knows, this fills buf */
-	__asm__ volatile("" : : "r"(buf) : "memory");
-	for (size_t i = 0; i < 8192; i++)
-		for (int k = 0; k < 8; k++)
-			hits += buf[i] == w[k];
-	return hits;
-}
-
 /* The vector code spills ChaCha20 states (the subkey can be computed back
  * from them) to the stack; every entry point must leave none of it
  * behind. Without the wiping, GCC 12 left 164 subkey words after one seal.
@@ -597,9 +581,9 @@ TEST(no_subkey_left_on_stack)
 	hchacha20(sub[2], key, body + (N - 1) * CBS); /* a single one */
 	ASSERT_INT_EQ(im->ctx_new(&ctx, key), 0);
 	ASSERT_INT_EQ(im->seal(ctx, one, nonce, pt, BS, aad, 24), 0);
-	ASSERT_INT_EQ(stack_hits(sub[0]), 0);
+	ASSERT_INT_EQ(stack_hits(sub[0], 8), 0);
 	ASSERT_INT_EQ(im->open(ctx, pt, nonce, one, BS + 16, aad, 24), 0);
-	ASSERT_INT_EQ(stack_hits(sub[0]), 0);
+	ASSERT_INT_EQ(stack_hits(sub[0], 8), 0);
 	r.plain_in = pt;
 	r.cipher_out = body;
 	r.n = N;
@@ -607,15 +591,104 @@ TEST(no_subkey_left_on_stack)
 	r.cbs = CBS;
 	r.file_id = fid;
 	ASSERT_INT_EQ(im->seal_run(ctx, &r), 0);
-	ASSERT_INT_EQ(stack_hits(sub[1]) + stack_hits(sub[2]), 0);
+	ASSERT_INT_EQ(stack_hits(sub[1], 8) + stack_hits(sub[2], 8), 0);
 	r.cipher_in = body;
 	r.plain_out = pt;
 	ASSERT_INT_EQ(im->open_run(ctx, &r, &bad), 0);
-	ASSERT_INT_EQ(stack_hits(sub[1]) + stack_hits(sub[2]), 0);
+	ASSERT_INT_EQ(stack_hits(sub[1], 8) + stack_hits(sub[2], 8), 0);
 	im->ctx_free(ctx);
 	free(body);
 	free(pt);
 	free(one);
+}
+
+/* A run of 16 blocks whose stride is past what 32-bit gather offsets reach
+ * (about 137 MiB: lane 15 read its nonce 2 GiB below the buffer). All 16
+ * ciphertext blocks are windows onto one memfd, so the run needs 137 MiB,
+ * not 2.2 GiB; the blocks overwrite each other in order, and what stays is
+ * block 15, which must match OpenSSL's. The plaintext is never-written
+ * anonymous memory (zero pages). */
+TEST(huge_stride_run)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t cbs = ((size_t)INT32_MAX / 15 + pg) / pg * pg;
+	const size_t bs = cbs - 40, n = 16;
+	const struct aead_impl *oss = &aead_xchacha_ossl;
+	uint8_t key[32] = { 9 }, fid[16] = { 3 }, aad[24] = { 0 }, *want;
+	uint8_t *ct, *pt;
+	struct aead_run r = { 0 };
+	void *ctx = NULL, *rctx = NULL;
+	int mfd;
+
+	if (!aead_impl_supported(im, NULL))
+		SKIP("no AVX-512 IFMA on this CPU");
+	mfd = memfd_create("stride", 0);
+	ASSERT(mfd >= 0 && ftruncate(mfd, (off_t)cbs) == 0);
+	ct = mmap(NULL, n * cbs, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+						    MAP_NORESERVE, -1, 0);
+	pt = mmap(NULL, n * bs, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+						   MAP_NORESERVE, -1, 0);
+	ASSERT(ct != MAP_FAILED && pt != MAP_FAILED);
+	for (size_t i = 0; i < n; i++)
+		ASSERT(mmap(ct + i * cbs, cbs, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_FIXED, mfd, 0) == ct + i * cbs);
+	for (int k = 0; k < 24; k++)
+		ct[k] = (uint8_t)(k * 5 + 1); /* every block's nonce */
+	r.plain_in = pt;
+	r.cipher_out = ct;
+	r.n = n;
+	r.bs = r.last_len = bs;
+	r.cbs = cbs;
+	r.file_id = fid;
+	ASSERT_INT_EQ(im->ctx_new(&ctx, key), 0);
+	ASSERT_INT_EQ(im->seal_run(ctx, &r), 0);
+	want = xmalloc(bs + 16);
+	memcpy(aad + 8, fid, 16);
+	aad[7] = 15;
+	ASSERT_INT_EQ(oss->ctx_new(&rctx, key), 0);
+	ASSERT_INT_EQ(oss->seal(rctx, want, ct, pt, bs, aad, 24), 0);
+	ASSERT_MEM_EQ(ct + 24, want, bs + 16);
+	oss->ctx_free(rctx);
+	im->ctx_free(ctx);
+	free(want);
+	munmap(ct, n * cbs);
+	munmap(pt, n * bs);
+	close(mfd);
+}
+
+/* Each entry point refuses a message longer than ChaCha20's 32-bit block
+ * counter covers, without touching it (PROT_NONE). */
+TEST(too_long_refused)
+{
+	size_t len = AEAD_CHACHA_MAX + 1;
+	uint8_t key[32] = { 1 }, nonce[24] = { 1 }, aad[24] = { 0 };
+	struct aead_run r = { 0 };
+	uint8_t *big;
+	void *ctx = NULL;
+	size_t bad = 7;
+
+	if (!aead_impl_supported(im, NULL))
+		SKIP("no AVX-512 IFMA on this CPU");
+	big = mmap(NULL, len + 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+							MAP_NORESERVE, -1, 0);
+	ASSERT(big != MAP_FAILED);
+	ASSERT_INT_EQ(im->ctx_new(&ctx, key), 0);
+	ASSERT_INT_EQ(im->seal(ctx, big, nonce, big, len, aad, 24), -EIO);
+	ASSERT_INT_EQ(im->open(ctx, big, nonce, big, len + 16, aad, 24),
+		      -EBADMSG);
+	r.plain_in = big;
+	r.cipher_out = big;
+	r.n = 1;
+	r.bs = r.last_len = len;
+	r.cbs = len + 40;
+	r.file_id = key;
+	ASSERT_INT_EQ(im->seal_run(ctx, &r), -EIO);
+	r.cipher_in = big;
+	r.plain_out = big;
+	ASSERT_INT_EQ(im->open_run(ctx, &r, &bad), -EBADMSG);
+	ASSERT_INT_EQ(bad, 0);
+	im->ctx_free(ctx);
+	munmap(big, len + 4096);
 }
 
 /* On a CPU without AVX-512 (simulated with VEILFS_NO_AVX512_CHACHA, in a
@@ -676,4 +749,5 @@ RUN_TESTS(T(rfc8439_poly1305_vectors), T(poly1305_matches_openssl),
 	  T(matches_openssl_every_length), T(matches_openssl_every_aad_length),
 	  T(tampering_fails), T(runs_match_openssl_and_report_bad_block),
 	  T(public_api_matches_openssl), T(no_subkey_left_on_stack),
+	  T(huge_stride_run), T(too_long_refused),
 	  T(unsupported_cpu_is_skipped))
