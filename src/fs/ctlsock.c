@@ -203,26 +203,6 @@ struct request {
 	size_t enc_len, dec_len;
 };
 
-static const char *json_type_word(enum json_type t)
-{
-	switch (t) {
-	case json_type_boolean:
-		return "bool";
-	case json_type_double:
-	case json_type_int:
-		return "number";
-	case json_type_object:
-		return "object";
-	case json_type_array:
-		return "array";
-	case json_type_string:
-		return "string";
-	case json_type_null:
-		break;
-	}
-	return "null";
-}
-
 /* Decode req into *obj and r. Returns 0, or -EINVAL with the message in
  * err. */
 static int parse_request(const char *req, size_t len, struct json_object **obj,
@@ -278,9 +258,7 @@ static int parse_request(const char *req, size_t len, struct json_object **obj,
 		return 0;
 	if (!json_object_is_type(o, json_type_object)) {
 		snprintf(err, errcap,
-			 "JSON Unmarshal error: cannot unmarshal %s into a "
-			 "request object",
-			 json_type_word(json_object_get_type(o)));
+			 "JSON Unmarshal error: the request is no JSON object");
 		return -EINVAL;
 	}
 	/* Go matches struct fields without regard to case; the last key
@@ -294,9 +272,7 @@ static int parse_request(const char *req, size_t len, struct json_object **obj,
 			continue;
 		if (val && !json_object_is_type(val, json_type_string)) {
 			snprintf(err, errcap,
-				 "JSON Unmarshal error: cannot unmarshal %s "
-				 "into field %s of type string",
-				 json_type_word(json_object_get_type(val)),
+				 "JSON Unmarshal error: %s is no string",
 				 is_enc ? "EncryptPath" : "DecryptPath");
 			return -EINVAL;
 		}
