@@ -519,3 +519,32 @@ def test_longnames_false_needs_support(mounter, tmp_path):
                         cipherdir, mnt], stdin=subprocess.DEVNULL,
                        capture_output=True, timeout=60 * util.SLOW)
     assert p.returncode == 1 and b"-longnames" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("flags", [
+    ["-hkdf=false"], ["-raw64=false"], ["-hkdf=false", "-raw64=false"],
+    ["-hkdf=false", "-aessiv"], ["-plaintextnames"]],
+    ids=["nohkdf", "noraw64", "legacy", "nohkdf-siv", "plain"])
+def test_masterkey_format_flags_as_gocryptfs(mounter, gocryptfs, tmp_path,
+                                              flags):
+    """-zerokey (or -masterkey) mounts take the format from flags: what
+    gocryptfs writes with them veilfs reads with the same flags, and the
+    other way round."""
+    for first, second in ((gocryptfs, util.VEILFS_BIN),
+                          (util.VEILFS_BIN, gocryptfs)):
+        cipherdir = str(tmp_path / ("c-" + os.path.basename(first)))
+        os.makedirs(cipherdir)
+        if "-plaintextnames" not in flags:
+            util.write_file(os.path.join(cipherdir, "gocryptfs.diriv"),
+                            os.urandom(16), 0o444)
+        args = ["-zerokey"] + flags
+        m = mounter.mount(cipherdir, binary=first, args=args)
+        os.mkdir(m.p("dir"))
+        util.write_file(m.p("dir", "f"), b"legacy " * 1000)
+        os.symlink("target", m.p("l"))
+        mounter.unmount(m)
+        m = mounter.mount(cipherdir, binary=second, args=args)
+        assert sorted(os.listdir(m.mnt)) == ["dir", "l"]
+        assert util.read_file(m.p("dir", "f")) == b"legacy " * 1000
+        assert os.readlink(m.p("l")) == "target"
+        mounter.unmount(m)
