@@ -206,7 +206,7 @@ static int apply_opts(struct args *a, const char *list, char *err)
 
 		if (!f && is_fstab_only(tok, nlen)) {
 			seterr(err, "-o %.*s: an /etc/fstab option for mount(8), "
-			       "not for " "veilfs", (int)nlen, tok);
+			       "not for veilfs", (int)nlen, tok);
 			return -EINVAL;
 		}
 		if (!f || f->type == F_OPTS) {

@@ -24,7 +24,6 @@
 /* Stored names on the backing filesystem are at most 255 bytes. */
 #define INODE_NAME_MAX 256
 
-struct ctlsock;
 struct ctlsock_ops;
 struct dir_handle;
 struct fuse_session;
