@@ -4,7 +4,7 @@
 set -eu
 pkgs="meson ninja-build pkg-config gcc clang libfuse3-dev fuse3 libssl-dev
 libjson-c-dev libgcrypt20-dev libscrypt-dev gocryptfs python3 python3-pytest
-mandoc attr fio libclang-rt-14-dev"
+mandoc attr acl fio libclang-rt-14-dev"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

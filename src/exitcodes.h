@@ -9,6 +9,7 @@
 enum exit_code {
 	EXIT_OK = 0,
 	EXIT_USAGE = 1,
+	EXIT_WPANIC = 2,	/* -wpanic: a warning (Go's status after panic) */
 	EXIT_CIPHERDIR = 6,	/* CIPHERDIR missing, or not empty at -init */
 	EXIT_INIT = 7,
 	EXIT_LOADCONF = 8,
@@ -24,6 +25,7 @@ enum exit_code {
 	EXIT_FSCK = 26,
 	EXIT_DEPRECATED_FS = 27,
 	EXIT_EXCLUDE = 29,
+	EXIT_CTLSOCK = 20,	/* cannot create the -ctlsock socket */
 	EXIT_FIDO2 = 31,
 };
 

@@ -38,7 +38,8 @@ static int help(const struct args *a)
 	      "  -passfile FILE, -extpass CMD, -masterkey HEX|stdin\n"
 	      "  -config FILE       use this config file\n"
 	      "  -fg, -nosyslog, -ro, -allow_other, -nonempty, -fsname NAME\n"
-	      "  -o OPTS, -q, -d, -noprealloc, -cipher-impl NAME\n",
+	      "  -o OPTS, -q, -d, -noprealloc, -cipher-impl NAME\n"
+	      "  -hh                all options\n",
 	      stdout);
 	return EXIT_OK;
 }
@@ -77,10 +78,18 @@ static int dispatch(const struct args *a)
 	const struct action *pick = NULL;
 	size_t n = 0;
 
+	if (a->longhelp)
+		return cli_long_help(a);
 	if (a->help)
 		return help(a);
 	if (a->version)
 		return version(a);
+	if (a->fido2 && !a->info && !a->speed) {
+		cli_err("-fido2: veilfs cannot use FIDO2 tokens (it has no "
+			"libfido2 support); unlock with a password, "
+			"-passfile, -extpass or -masterkey");
+		return EXIT_FIDO2;
+	}
 	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
 		if (is_set(a, &actions[i])) {
 			pick = &actions[i];
@@ -114,6 +123,9 @@ int main(int argc, char **argv)
 		log_init(PROG, false, LOG_LVL_DBG);
 	else if (a.quiet)
 		log_init(PROG, false, LOG_LVL_WARN);
+	log_set_wpanic(a.wpanic);
+	for (size_t i = 0; i < a.nnotes; i++)
+		log_info("%s", a.notes[i]);
 	ex = dispatch(&a);
 	args_free(&a);
 	fflush(stdout);

@@ -15,5 +15,6 @@ int cli_info(const struct args *a);	     /* info.c: -info */
 int cli_dumpmasterkey(const struct args *a); /* info.c: -dumpmasterkey */
 int cli_mount(const struct args *a);	     /* mount.c: the default */
 int cli_speed(const struct args *a);	     /* speed.c: -speed */
+int cli_long_help(const struct args *a);    /* help.c: -hh */
 
 #endif

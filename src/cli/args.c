@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Table-driven flag parser for the gocryptfs command-line conventions (see
- * args.h). Flags that only tune gocryptfs's Go runtime or features veilfs
- * handles implicitly are accepted and ignored, so existing scripts keep
- * working; anything else unknown is a usage error.
+ * args.h). Flags that only tune gocryptfs's Go runtime, or that gocryptfs
+ * itself keeps only for compatibility, are accepted with a note saying so
+ * (never silently), so that existing scripts keep working; anything else
+ * unknown is a usage error.
  */
 #include "cli/args.h"
+
+#include "common/duration.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,8 +26,11 @@ enum ftype {
 	F_PASSFILE,
 	F_EXTPASS,
 	F_OPTS,		/* -o */
+	F_DURATION,	/* Go duration, into a long long of nanoseconds */
+	F_OPENSSL,	/* true|false|auto */
+	F_NOTE_BOOL,	/* accepted without effect: note says why */
+	F_NOTE_STR,
 	F_IGN_BOOL,
-	F_IGN_STR,
 };
 
 struct flag {
@@ -48,8 +54,7 @@ static const struct flag flags[] = {
 	B("zerokey", zerokey),
 	L("longnamemax", longnamemax), L("scryptn", scryptn),
 	B("fg", fg), B("f", fg), B("foreground", fg),
-	B("nosyslog", nosyslog), B("ro", ro),
-	{ "rw", F_NOTBOOL, offsetof(struct args, ro) },
+	B("nosyslog", nosyslog), B("ro", ro), B("rw", rw), /* -ro wins */
 	B("allow_other", allow_other), B("nonempty", nonempty),
 	B("q", quiet), B("quiet", quiet), B("d", debug), B("debug", debug),
 	B("noprealloc", noprealloc),
@@ -58,18 +63,58 @@ static const struct flag flags[] = {
 	{ "passfile", F_PASSFILE, 0 },
 	{ "extpass", F_EXTPASS, 0 },
 	{ "o", F_OPTS, 0 },
-	/* gocryptfs flags with nothing to do here */
-	{ "longnames", F_IGN_BOOL, 0 },
-	{ "serialize_reads", F_IGN_BOOL, 0 },
+	B("dev", dev), B("nodev", nodev), B("suid", suid),
+	B("nosuid", nosuid), B("exec", exec), B("noexec", noexec),
+	B("acl", acl), B("kernel_cache", kernel_cache),
+	B("serialize_reads", serialize_reads), B("wpanic", wpanic),
+	B("fusedebug", fusedebug), B("hh", longhelp),
+	B("longnames", longnames),
+	S("ko", ko), S("ctlsock", ctlsock), S("force_owner", force_owner),
+	S("fido2", fido2), L("notifypid", notifypid),
+	{ "idle", F_DURATION, offsetof(struct args, idle_ns) },
+	{ "i", F_DURATION, offsetof(struct args, idle_ns) },
+	{ "openssl", F_OPENSSL, offsetof(struct args, openssl) },
+	/* accepted as gocryptfs accepts them, without effect (see notes) */
+	{ "nofail", F_NOTE_BOOL, 0 }, { "devrandom", F_NOTE_BOOL, 0 },
+	{ "forcedecode", F_NOTE_BOOL, 0 }, { "trace", F_NOTE_STR, 0 },
+	{ "cpuprofile", F_NOTE_STR, 0 }, { "memprofile", F_NOTE_STR, 0 },
 	{ "sharedstorage", F_IGN_BOOL, 0 },
-	{ "nodev", F_IGN_BOOL, 0 },
-	{ "nosuid", F_IGN_BOOL, 0 },
-	{ "noexec", F_IGN_BOOL, 0 },
-	{ "exec", F_IGN_BOOL, 0 },
-	{ "suid", F_IGN_BOOL, 0 },
-	{ "dev", F_IGN_BOOL, 0 },
-	{ "openssl", F_IGN_STR, 0 },
 };
+
+/* What main says about each F_NOTE_* flag given. */
+static const struct {
+	const char *name, *text;
+} notes[] = {
+	{ "nofail", "-nofail: for /etc/fstab (mount(8) and systemd act on "
+		    "it); no effect" },
+	{ "devrandom", "-devrandom: obsolete, ignored (as in gocryptfs 2.2 "
+		       "and later)" },
+	{ "forcedecode", "-forcedecode: obsolete, ignored (as in gocryptfs "
+			 "2.2 and later)" },
+	{ "trace", "-trace: a Go execution trace; veilfs has none and "
+		   "writes nothing" },
+	{ "cpuprofile", "-cpuprofile: a Go CPU profile; veilfs writes none "
+			"(use perf(1))" },
+	{ "memprofile", "-memprofile: a Go memory profile; veilfs writes "
+			"none (use heaptrack(1))" },
+};
+
+/* Options of /etc/fstab that mount(8) consumes before it starts a helper;
+ * veilfs refuses them in -o rather than pass them to the kernel. */
+static bool is_fstab_only(const char *tok, size_t nlen)
+{
+	static const char *const names[] = {
+		"defaults", "auto", "noauto", "user", "users", "nouser",
+		"owner", "group", "_netdev", "comment",
+	};
+
+	if (nlen > 2 && strncmp(tok, "x-", 2) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == nlen && !strncmp(tok, names[i], nlen))
+			return true;
+	return false;
+}
 
 static void seterr(char *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -131,6 +176,12 @@ static int append_fuse_opt(struct args *a, const char *opt, size_t len)
 static int apply(struct args *a, const struct flag *f, const char *name,
 		 const char *val, char *err);
 
+static bool takes_value(const struct flag *f)
+{
+	return f->type != F_BOOL && f->type != F_NOTBOOL &&
+	       f->type != F_NOTE_BOOL && f->type != F_IGN_BOOL;
+}
+
 /* -o a,b=c,...: veilfs flags without dash; everything else goes to FUSE. */
 static int apply_opts(struct args *a, const char *list, char *err)
 {
@@ -153,6 +204,11 @@ static int apply_opts(struct args *a, const char *list, char *err)
 		size_t nlen = eq ? (size_t)(eq - tok) : strlen(tok);
 		const struct flag *f = find_flag(tok, nlen);
 
+		if (!f && is_fstab_only(tok, nlen)) {
+			seterr(err, "-o %.*s: an /etc/fstab option for mount(8), "
+			       "not for veilfs", (int)nlen, tok);
+			return -EINVAL;
+		}
 		if (!f || f->type == F_OPTS) {
 			rc = append_fuse_opt(a, tok, strlen(tok));
 			if (rc)
@@ -161,14 +217,31 @@ static int apply_opts(struct args *a, const char *list, char *err)
 		}
 		if (eq)
 			*eq = '\0';
-		if (!eq && f->type != F_BOOL && f->type != F_NOTBOOL &&
-		    f->type != F_IGN_BOOL) {
+		if (!eq && takes_value(f)) {
 			seterr(err, "-o %s needs a value (%s=...)", tok, tok);
 			return -EINVAL;
 		}
 		rc = apply(a, f, tok, eq ? eq + 1 : NULL, err);
 	}
 	return rc;
+}
+
+static int add_note(struct args *a, const struct flag *f, char *err)
+{
+	const char *text = NULL;
+
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (!strcmp(notes[i].name, f->name))
+			text = notes[i].text;
+	for (size_t i = 0; i < a->nnotes; i++)
+		if (a->notes[i] == text)
+			return 0;
+	if (!text || a->nnotes >= ARGS_MAX_MULTI) {
+		seterr(err, "-%s: cannot note this flag", f->name);
+		return -EINVAL;
+	}
+	a->notes[a->nnotes++] = text;
+	return 0;
 }
 
 static int apply(struct args *a, const struct flag *f, const char *name,
@@ -179,9 +252,13 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 	char *end;
 	long v;
 
+	char derr[DURATION_ERR_LEN];
+	int64_t ns;
+
 	switch (f->type) {
 	case F_BOOL:
 	case F_NOTBOOL:
+	case F_NOTE_BOOL:
 	case F_IGN_BOOL:
 		if (val && parse_bool(val, &b)) {
 			seterr(err, "invalid boolean value '%s' for -%s", val,
@@ -192,6 +269,30 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 			*(bool *)(base + f->off) = b;
 		else if (f->type == F_NOTBOOL)
 			*(bool *)(base + f->off) = !b;
+		else if (f->type == F_NOTE_BOOL && b)
+			return add_note(a, f, err);
+		return 0;
+	case F_NOTE_STR:
+		return add_note(a, f, err);
+	case F_DURATION:
+		if (duration_parse(val, &ns, derr)) {
+			seterr(err, "-%s: %s (write it like 90s or 2h45m)",
+			       name, derr);
+			return -EINVAL;
+		}
+		*(long long *)(base + f->off) = ns > 0 ? ns : 0;
+		return 0;
+	case F_OPENSSL:
+		if (strcmp(val, "auto") == 0) {
+			*(int *)(base + f->off) = -1;
+			return 0;
+		}
+		if (parse_bool(val, &b)) {
+			seterr(err, "invalid value '%s' for -%s: want true, "
+			       "false or auto", val, name);
+			return -EINVAL;
+		}
+		*(int *)(base + f->off) = b;
 		return 0;
 	case F_STR:
 		*(const char **)(base + f->off) = val;
@@ -221,16 +322,8 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		return 0;
 	case F_OPTS:
 		return apply_opts(a, val, err);
-	case F_IGN_STR:
-		return 0;
 	}
 	return -EINVAL;
-}
-
-static bool takes_value(const struct flag *f)
-{
-	return f->type != F_BOOL && f->type != F_NOTBOOL &&
-	       f->type != F_IGN_BOOL;
 }
 
 int args_parse(struct args *a, int argc, char **argv,
@@ -243,6 +336,9 @@ int args_parse(struct args *a, int argc, char **argv,
 	a->hkdf = true;
 	a->raw64 = true;
 	a->scryptn = -1;
+	a->exec = true;
+	a->longnames = true;
+	a->openssl = -1;
 	err[0] = '\0';
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *name, *eq, *val = NULL;
@@ -286,6 +382,14 @@ int args_parse(struct args *a, int argc, char **argv,
 			return rc;
 	}
 	return 0;
+}
+
+const char *args_flag(size_t i, bool *value)
+{
+	if (i >= sizeof(flags) / sizeof(flags[0]))
+		return NULL;
+	*value = takes_value(&flags[i]);
+	return flags[i].name;
 }
 
 void args_free(struct args *a)

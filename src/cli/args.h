@@ -24,10 +24,22 @@ struct args {
 	long longnamemax;	/* 0: not given */
 	long scryptn;		/* -1: not given */
 	/* mount */
-	bool fg, nosyslog, ro, allow_other, nonempty, quiet, debug;
+	bool fg, nosyslog, ro, rw, allow_other, nonempty, quiet, debug;
 	bool noprealloc;
 	const char *fsname, *config, *masterkey, *impl;
 	char *fuse_opts;	/* malloc'ed, comma-separated, or NULL */
+	/* more mount options (gocryptfs -hh) */
+	bool dev, nodev, suid, nosuid, exec, noexec;
+	bool acl, kernel_cache, serialize_reads, wpanic, fusedebug;
+	bool longhelp;		/* -hh */
+	bool longnames;		/* default true; false only with -masterkey */
+	int openssl;		/* -openssl: -1 auto (default), 0, 1 */
+	const char *ko, *ctlsock, *force_owner, *fido2;
+	long long idle_ns;	/* -idle / -i; 0: never */
+	long notifypid;		/* 0: not given */
+	/* one line each about flags accepted without effect, for main */
+	const char *notes[ARGS_MAX_MULTI];
+	size_t nnotes;
 	/* password sources */
 	const char *passfiles[ARGS_MAX_MULTI];
 	size_t npassfiles;
@@ -47,5 +59,9 @@ struct args {
 int args_parse(struct args *a, int argc, char **argv,
 	       char err[static ARGS_ERR_LEN]);
 void args_free(struct args *a);
+
+/* The flag table, for -hh: the i-th flag's name (without dash) and whether
+ * it takes a value; NULL past the end. */
+const char *args_flag(size_t i, bool *takes_value);
 
 #endif

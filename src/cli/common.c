@@ -319,6 +319,12 @@ static int settings_from_flags(struct cli_chain *ch, const struct args *a)
 		cli_err("-xchacha requires -hkdf");
 		return EXIT_USAGE;
 	}
+	if (!a->longnames) {
+		cli_err("-longnames=false: filesystems without long names "
+			"(gocryptfs v0.8 and earlier) are not supported by "
+			PROG);
+		return EXIT_USAGE;
+	}
 	if (a->longnamemax && (a->longnamemax < 62 || a->longnamemax > 255)) {
 		cli_err("-longnamemax: value %ld is outside allowed range "
 			"62 ... 255", a->longnamemax);
@@ -361,6 +367,35 @@ static int derive_keys(const struct cli_chain *ch, const uint8_t *mk,
 			       info[ch->cipher]);
 }
 
+/* -openssl=true: the OpenSSL implementation of the cipher; false: the
+ * fastest of the others, measured. */
+static int pick_openssl(struct cli_chain *ch, bool want)
+{
+	double best = -1, mbs;
+
+	for (size_t i = 0; i < aead_impl_count(); i++) {
+		const struct aead_impl *im = aead_impl_at(i);
+
+		if (aead_impl_cipher(im) != ch->cipher ||
+		    (strstr(aead_impl_name(im), "OpenSSL") != NULL) != want)
+			continue;
+		if (aead_impl_bench(im, 20, &mbs))
+			continue;
+		if (mbs > best) {
+			best = mbs;
+			ch->impl = im;
+		}
+	}
+	if (!ch->impl) {
+		cli_err("-openssl=%s: no such implementation of %s",
+			want ? "true" : "false", aead_cipher_name(ch->cipher));
+		return EXIT_USAGE;
+	}
+	snprintf(ch->figures, sizeof(ch->figures), "-openssl=%s",
+		 want ? "true" : "false");
+	return 0;
+}
+
 /* -cipher-impl NAME (compared without case), or the measured choice. */
 static int pick_impl(struct cli_chain *ch, const struct args *a)
 {
@@ -378,6 +413,8 @@ static int pick_impl(struct cli_chain *ch, const struct args *a)
 		}
 		return 0;
 	}
+	if (a->openssl >= 0)
+		return pick_openssl(ch, a->openssl);
 	ch->impl = aead_impl_auto(ch->cipher, 50, ch->figures,
 				  sizeof(ch->figures));
 	if (!ch->impl) {

@@ -6,10 +6,13 @@
  * daemon forks into the background once the mount is ready.
  */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/actions.h"
 #include "cli/args.h"
@@ -19,9 +22,15 @@
 #include "exitcodes.h"
 #include "fs/fs.h"
 
+struct ready {
+	struct cli_chain *ch;
+	const struct args *a;
+};
+
 static void on_ready(void *arg)
 {
-	struct cli_chain *ch = arg;
+	struct ready *r = arg;
+	struct cli_chain *ch = r->ch;
 
 	secmem_relock_all();
 	log_info("content cipher %s, implementation %s%s",
@@ -30,6 +39,64 @@ static void on_ready(void *arg)
 	if (!ch->forced && ch->figures[0])
 		log_info("implementation benchmark: %s", ch->figures);
 	log_info("Filesystem mounted and ready.");
+	if (r->a->notifypid > 0) {
+		/* gocryptfs's own daemonizing: its parent waits for USR1,
+		 * and the -fg child it started logs to syslog. */
+		if (kill((pid_t)r->a->notifypid, SIGUSR1) < 0)
+			log_err("-notifypid %ld: %s", r->a->notifypid,
+				strerror(errno));
+		if (r->a->fg && !r->a->nosyslog)
+			log_init(PROG, true, log_get_level());
+	}
+}
+
+/* -force_owner UID:GID, each a decimal number below 2^32. */
+static int parse_owner(const char *s, unsigned *uid, unsigned *gid)
+{
+	const char *colon = strchr(s, ':');
+	unsigned long long v[2];
+	const char *part[2];
+
+	if (!colon) {
+		cli_err("-force_owner must be in the form UID:GID, got '%s'", s);
+		return EXIT_USAGE;
+	}
+	part[0] = s;
+	part[1] = colon + 1;
+	for (int i = 0; i < 2; i++) {
+		const char *p = part[i];
+		size_t n = i ? strlen(p) : (size_t)(colon - s);
+
+		v[i] = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (p[k] < '0' || p[k] > '9' || v[i] > UINT_MAX)
+				n = 0;
+			else
+				v[i] = v[i] * 10 + (unsigned)(p[k] - '0');
+		}
+		if (n == 0 || v[i] > UINT_MAX) {
+			cli_err("-force_owner: cannot parse %s '%.*s' as a "
+				"non-negative integer", i ? "GID" : "UID",
+				(int)(i ? strlen(p) : (size_t)(colon - s)), p);
+			return EXIT_USAGE;
+		}
+	}
+	*uid = (unsigned)v[0];
+	*gid = (unsigned)v[1];
+	return 0;
+}
+
+/* An absolute path for -ctlsock: the daemon leaves its working directory
+ * and removes the socket at unmount. malloc'ed, NULL on ENOMEM. */
+static char *abs_path(const char *p)
+{
+	char cwd[PATH_MAX], *out = NULL;
+
+	if (p[0] == '/')
+		return strdup(p);
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, p) < 0)
+		return NULL;
+	return out;
 }
 
 static int check_mountpoint(const struct args *a, const char *mnt,
@@ -74,23 +141,47 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 	fo->allow_other = a->allow_other;
 	fo->nonempty = a->nonempty;
 	fo->noprealloc = a->noprealloc;
-	fo->debug = a->debug;
+	fo->debug = a->fusedebug;
 	fo->quiet = a->quiet;
 	fo->fsname = a->fsname;
 	fo->fuse_opts = a->fuse_opts;
+	/* gocryptfs's precedence: -nodev, -nosuid, -noexec win */
+	fo->dev = a->dev && !a->nodev;
+	fo->suid = a->suid && !a->nosuid;
+	fo->noexec = a->noexec;
+	fo->kernel_opts = a->ko;
+	fo->kernel_cache = a->kernel_cache;
+	fo->acl = a->acl;
+	fo->serialize_reads = a->serialize_reads;
+	fo->idle_ns = a->idle_ns;
 }
 
 static int run_fs(struct cli_chain *ch, const struct args *a,
 		  const char *cipherdir, const char *mnt)
 {
 	struct fs_options fo = { .cipherdir = cipherdir, .mountpoint = mnt };
+	struct ready r = { .ch = ch, .a = a };
 	struct fs *fs = NULL;
+	char *ctl = NULL;
 	bool parent = false;
 	int rc, ex = 0;
 
 	fill_options(&fo, a);
+	if (a->force_owner) {
+		ex = parse_owner(a->force_owner, &fo.owner_uid, &fo.owner_gid);
+		if (ex)
+			return ex;
+		fo.force_owner = true;
+		fo.allow_other = true; /* as gocryptfs: implied */
+	}
+	if (a->ctlsock) {
+		ctl = abs_path(a->ctlsock);
+		if (!ctl)
+			return EXIT_OTHER;
+		fo.ctlsock = ctl;
+	}
 	fo.on_ready = on_ready;
-	fo.on_ready_arg = ch;
+	fo.on_ready_arg = &r;
 	rc = fs_new(&fs, &fo, ch->content, ch->names);
 	if (rc) {
 		cli_err("setting up the filesystem failed: %s", strerror(-rc));
@@ -103,12 +194,16 @@ static int run_fs(struct cli_chain *ch, const struct args *a,
 	} else if (rc == FS_ERR_CIPHERDIR) {
 		cli_err("Cannot open cipherdir '%s'", cipherdir);
 		ex = EXIT_CIPHERDIR;
+	} else if (rc == FS_ERR_CTLSOCK) {
+		cli_err("Cannot create the control socket '%s'", ctl);
+		ex = EXIT_CTLSOCK;
 	} else if (rc) {
 		cli_err("Mount failed: %s",
 			rc > -1000 ? strerror(-rc) : "see the log");
 		ex = EXIT_OTHER;
 	}
 	fs_free(fs);
+	free(ctl);
 	return ex;
 }
 

@@ -8,8 +8,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <syslog.h>
+#include <unistd.h>
+
+#include "common/secmem.h"
+
+/* Go's exit status after a panic (src/exitcodes.h: EXIT_WPANIC). */
+#define WPANIC_STATUS 2
 
 static bool g_syslog;
+static bool g_wpanic;
 static enum log_level g_level = LOG_LVL_INFO;
 
 void log_init(const char *ident, bool use_syslog, enum log_level level)
@@ -27,6 +34,11 @@ enum log_level log_get_level(void)
 	return g_level;
 }
 
+void log_set_wpanic(bool on)
+{
+	g_wpanic = on;
+}
+
 static __attribute__((format(printf, 2, 0))) void
 vlog(enum log_level lvl, const char *fmt, va_list ap)
 {
@@ -34,13 +46,23 @@ vlog(enum log_level lvl, const char *fmt, va_list ap)
 	static const char *const tag[] = { "error: ", "warning: ", "", "debug: " };
 	char buf[1024];
 
-	if (lvl > g_level)
+	if (lvl > g_level && !(lvl == LOG_LVL_WARN && g_wpanic))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (g_syslog)
 		syslog(prio[lvl], "%s", buf);
 	else
 		fprintf(stderr, "veilfs: %s%s\n", tag[lvl], buf);
+	if (lvl == LOG_LVL_WARN && g_wpanic) {
+		if (g_syslog)
+			syslog(LOG_ERR, "-wpanic turns this warning into an "
+					"exit");
+		else
+			fputs("veilfs: -wpanic turns this warning into an "
+			      "exit\n", stderr);
+		secmem_wipe_all();
+		_exit(WPANIC_STATUS);
+	}
 }
 
 #define DEFINE_LOG(fn, lvl)                   \

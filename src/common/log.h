@@ -19,6 +19,9 @@ enum log_level {
  * verbose level printed. Safe to call again (e.g. after daemonizing). */
 void log_init(const char *ident, bool use_syslog, enum log_level level);
 enum log_level log_get_level(void);
+/* -wpanic: after a warning is logged, wipe the keys (secmem) and end the
+ * process at once with exit status 2, as gocryptfs's panic does. */
+void log_set_wpanic(bool on);
 
 void log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

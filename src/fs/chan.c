@@ -75,7 +75,7 @@ enum {
 	OP_LISTXATTR = 23, OP_REMOVEXATTR = 24, OP_FLUSH = 25,
 	OP_OPENDIR = 27, OP_READDIR = 28, OP_RELEASEDIR = 29,
 	OP_INIT = 26, OP_ACCESS = 34, OP_CREATE = 35, OP_BATCH_FORGET = 42,
-	OP_READDIRPLUS = 44, OP_RENAME2 = 45,
+	OP_READDIRPLUS = 44, OP_RENAME2 = 45, OP_INTERRUPT = 36,
 };
 
 /* Polls that found a request raise the score by one, polls that timed out
@@ -98,6 +98,7 @@ struct chan {
 	atomic_int score;
 	atomic_uint chances;
 	atomic_ulong polled, slept; /* requests taken each way (for -d) */
+	atomic_ulong quiet; /* of those, forgets and interrupts (-idle) */
 	void (*after_init)(void *);
 	void *after_init_arg;
 
@@ -200,6 +201,16 @@ static bool is_quick(const uint8_t *buf, size_t n)
 static bool is_init(const uint8_t *buf, size_t n)
 {
 	return n >= IN_HEADER_LEN && get32(buf + 4) == OP_INIT;
+}
+
+/* Requests the kernel sends by itself, not for a program's use of the
+ * filesystem: dropping cached inodes, cancelling. */
+static void count_quiet(struct chan *c, const uint8_t *buf, size_t n)
+{
+	uint32_t op = n >= IN_HEADER_LEN ? get32(buf + 4) : 0;
+
+	if (op == OP_FORGET || op == OP_BATCH_FORGET || op == OP_INTERRUPT)
+		atomic_fetch_add(&c->quiet, 1);
 }
 
 static bool more_queued(struct chan *c)
@@ -335,6 +346,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		if (n >= 0) {
 			atomic_fetch_add(&c->slept, 1);
 			t_init = is_init(buf, (size_t)n);
+			count_quiet(c, buf, (size_t)n);
 		}
 		return n;
 	}
@@ -370,6 +382,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		atomic_fetch_add(&c->busy, 1);
 		t_busy = true;
 		t_init = is_init(buf, (size_t)n);
+		count_quiet(c, buf, (size_t)n);
 		if (!is_quick(buf, (size_t)n) || more_queued(c)) {
 			t_lead = false;
 			sem_post(&c->baton);
@@ -400,6 +413,12 @@ static ssize_t chan_writev(int fd, struct iovec *iov, int count,
 		errno = err;
 	}
 	return n;
+}
+
+unsigned long chan_activity(struct chan *c)
+{
+	return atomic_load(&c->polled) + atomic_load(&c->slept) -
+	       atomic_load(&c->quiet);
 }
 
 void chan_after_init(struct chan *c, void (*fn)(void *), void *arg)

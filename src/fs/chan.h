@@ -23,6 +23,10 @@ int chan_attach(struct chan **out, struct fuse_session *se,
  * request has been sent (the connection's parameters are then final). */
 void chan_after_init(struct chan *c, void (*fn)(void *), void *arg);
 
+/* Requests taken so far, not counting those the kernel sends by itself
+ * (forgets, interrupts): a change means the filesystem is in use. */
+unsigned long chan_activity(struct chan *c);
+
 /* After fuse_session_destroy (which closes the session's fd). NULL is a
  * no-op. */
 void chan_free(struct chan *c);

@@ -77,13 +77,29 @@ static int dir_stream(int dfd, DIR **out)
 	return 0;
 }
 
-int dir_iv(struct fs *fs, struct inode *dir, int dfd,
-	   uint8_t iv[static NAMES_DIRIV_LEN])
+/* The gocryptfs.diriv of the directory dfd, uncached: 0, the negative
+ * errno of opening or reading it, or -EIO when it is corrupt. */
+static int read_diriv(int dfd, uint8_t iv[static NAMES_DIRIV_LEN])
 {
 	static const uint8_t zero[NAMES_DIRIV_LEN];
 	uint8_t buf[NAMES_DIRIV_LEN + 1];
 	size_t len;
 	int rc;
+
+	/* spec §4.1: exactly 16 bytes, not all zero. */
+	rc = read_small(dfd, NAMES_DIRIV_FILE, buf, sizeof(buf), &len);
+	if (rc)
+		return rc;
+	if (len != NAMES_DIRIV_LEN || !memcmp(buf, zero, len))
+		return -EIO;
+	memcpy(iv, buf, NAMES_DIRIV_LEN);
+	return 0;
+}
+
+int dir_iv(struct fs *fs, struct inode *dir, int dfd,
+	   uint8_t iv[static NAMES_DIRIV_LEN])
+{
+	uint8_t buf[NAMES_DIRIV_LEN];
 
 	if (fs->plaintext || !fs->diriv) {
 		memset(iv, 0, NAMES_DIRIV_LEN);
@@ -96,9 +112,7 @@ int dir_iv(struct fs *fs, struct inode *dir, int dfd,
 		return 0;
 	}
 	pthread_mutex_unlock(&fs->lock);
-	/* spec §4.1: exactly 16 bytes, not all zero. */
-	rc = read_small(dfd, NAMES_DIRIV_FILE, buf, sizeof(buf), &len);
-	if (rc || len != NAMES_DIRIV_LEN || !memcmp(buf, zero, len)) {
+	if (read_diriv(dfd, buf)) {
 		log_warn("directory inode %ju: missing or corrupt %s",
 			 (uintmax_t)dir->ino, NAMES_DIRIV_FILE);
 		return -EIO;
@@ -108,6 +122,25 @@ int dir_iv(struct fs *fs, struct inode *dir, int dfd,
 	memcpy(dir->iv, buf, NAMES_DIRIV_LEN);
 	dir->iv_valid = true;
 	pthread_mutex_unlock(&fs->lock);
+	return 0;
+}
+
+/* Plaintext name -> stored name under the directory IV iv. */
+static int enc_name_iv(struct fs *fs, const uint8_t *iv, const char *name,
+		       struct dname *dn)
+{
+	int rc;
+
+	if (!names_valid_plain(name, strlen(name)))
+		return strlen(name) > NAMES_MAX_PLAIN ? -ENAMETOOLONG : -EINVAL;
+	rc = names_encrypt(fs->names, iv, name, dn->cname, sizeof(dn->cname));
+	if (rc)
+		return rc;
+	rc = names_store_name(fs->names, dn->cname, dn->stored,
+			      sizeof(dn->stored));
+	if (rc < 0)
+		return rc;
+	dn->is_long = rc == 1;
 	return 0;
 }
 
@@ -126,15 +159,7 @@ static int enc_name(struct fs *fs, struct inode *dir, int dfd,
 	rc = dir_iv(fs, dir, dfd, iv);
 	if (rc)
 		return rc;
-	rc = names_encrypt(fs->names, iv, name, dn->cname, sizeof(dn->cname));
-	if (rc)
-		return rc;
-	rc = names_store_name(fs->names, dn->cname, dn->stored,
-			      sizeof(dn->stored));
-	if (rc < 0)
-		return rc;
-	dn->is_long = rc == 1;
-	return 0;
+	return enc_name_iv(fs, iv, name, dn);
 }
 
 static void sidecar_path(const struct dname *dn, char *out, size_t cap)
@@ -814,15 +839,39 @@ void dir_list_free(struct dir_list *dl)
 	memset(dl, 0, sizeof(*dl));
 }
 
+/* Decrypt the (encrypted) stored name of an entry of the directory dfd,
+ * reading the .name sidecar of a long name, into name (NAMES_MAX_PLAIN + 1
+ * bytes). Returns 0, -EBADMSG (the name does not decrypt), or the negative
+ * errno of reading the sidecar (-EIO: empty or oversized). */
+static int dec_stored(struct fs *fs, int dfd, const uint8_t *iv,
+		      const char *stored, char *name)
+{
+	char side[SIDECAR_NAME_MAX];
+	char cname[NAMES_MAX_SIDECAR + 1];
+	size_t len;
+	int rc;
+
+	if (!names_is_long(stored))
+		return names_decrypt(fs->names, iv, stored, strlen(stored),
+				     name, NAMES_MAX_PLAIN + 1) ? -EBADMSG : 0;
+	snprintf(side, sizeof(side), "%s%s", stored, NAMES_LONG_SUFFIX);
+	rc = read_small(dfd, side, (uint8_t *)cname, NAMES_MAX_SIDECAR + 1,
+			&len);
+	if (rc)
+		return rc;
+	if (len == 0 || len > NAMES_MAX_SIDECAR)
+		return -EIO;
+	cname[len] = 0;
+	return names_decrypt(fs->names, iv, cname, len, name,
+			     NAMES_MAX_PLAIN + 1) ? -EBADMSG : 0;
+}
+
 /* Decrypt one listed backing name. Returns 0, 1 to hide it (an internal
  * file) or 2 to hide it as broken (*why says how). */
 static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 		     const uint8_t *iv, const char *stored, char *name,
 		     const char **why)
 {
-	char side[SIDECAR_NAME_MAX];
-	char cname[NAMES_MAX_SIDECAR + 1];
-	size_t len;
 	int rc;
 
 	if (names_is_internal(fs->names, stored, dir == &fs->root))
@@ -831,23 +880,13 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 		strcpy(name, stored);
 		return 0;
 	}
-	if (names_is_long(stored)) {
-		snprintf(side, sizeof(side), "%s%s", stored, NAMES_LONG_SUFFIX);
-		rc = read_small(dfd, side, (uint8_t *)cname,
-				NAMES_MAX_SIDECAR + 1, &len);
-		if (rc || len == 0 || len > NAMES_MAX_SIDECAR) {
-			*why = "bad or missing .name file";
-			return 2;
-		}
-		cname[len] = 0;
-		rc = names_decrypt(fs->names, iv, cname, len, name,
-				   NAMES_MAX_PLAIN + 1);
-	} else {
-		rc = names_decrypt(fs->names, iv, stored, strlen(stored), name,
-				   NAMES_MAX_PLAIN + 1);
+	rc = dec_stored(fs, dfd, iv, stored, name);
+	if (rc == -EBADMSG) {
+		*why = "undecryptable name";
+		return 2;
 	}
 	if (rc) {
-		*why = "undecryptable name";
+		*why = "bad or missing .name file";
 		return 2;
 	}
 	return 0;
@@ -914,4 +953,118 @@ out:
 	if (rc)
 		dir_list_free(dl);
 	return rc;
+}
+
+/* ---- whole paths (-ctlsock) ------------------------------------------ */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_add(struct strbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 2 > b->cap) {
+		size_t cap = (b->len + n + 2) * 2;
+		char *ns = realloc(b->s, cap);
+
+		if (!ns)
+			return -ENOMEM;
+		b->s = ns;
+		b->cap = cap;
+	}
+	if (b->len)
+		b->s[b->len++] = '/';
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+	return 0;
+}
+
+/* Walk the canonical relative path from the root of the cipherdir, one
+ * component at a time: each directory is opened relative to its parent
+ * with O_NOFOLLOW (a symlink or a file in the middle is ENOTDIR, a missing
+ * one ENOENT), its IV read uncached (the inode table is not touched), and
+ * the component translated. The last component need not exist. */
+static int walk_path(struct fs *fs, const char *path, bool encrypt,
+		     char **out)
+{
+	struct strbuf b = { 0 };
+	const char *p = path;
+	uint8_t iv[NAMES_DIRIV_LEN] = { 0 };
+	int dfd = fs->root_fd, rc = 0;
+
+	*out = NULL;
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		char comp[NAMES_MAX_PLAIN + 1], plain[NAMES_MAX_PLAIN + 1];
+		struct dname dn;
+		int nfd;
+
+		if (n == 0 || n > NAMES_MAX_PLAIN) {
+			rc = n ? -ENAMETOOLONG : -EINVAL;
+			break;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (fs->diriv) {
+			rc = read_diriv(dfd, iv);
+			if (rc)
+				break;
+		}
+		if (encrypt) {
+			rc = enc_name_iv(fs, iv, comp, &dn);
+			if (rc == -EINVAL)
+				rc = -EBADMSG;
+			if (!rc)
+				rc = sb_add(&b, dn.stored, strlen(dn.stored));
+		} else {
+			rc = dec_stored(fs, dfd, iv, comp, plain);
+			if (!rc)
+				rc = sb_add(&b, plain, strlen(plain));
+			strcpy(dn.stored, comp);
+		}
+		if (rc || !slash)
+			break;
+		nfd = openat(dfd, dn.stored,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			rc = -errno;
+			break;
+		}
+		if (dfd != fs->root_fd)
+			close(dfd);
+		dfd = nfd;
+		p = slash + 1;
+	}
+	if (dfd != fs->root_fd)
+		close(dfd);
+	if (!rc && !b.s)
+		rc = -EINVAL;
+	if (rc)
+		free(b.s);
+	else
+		*out = b.s;
+	return rc;
+}
+
+int dir_encrypt_path(struct fs *fs, const char *path, char **out)
+{
+	/* Plaintext names: the path is its own stored form (gocryptfs
+	 * answers without looking at the cipherdir). */
+	if (fs->plaintext) {
+		*out = strdup(path);
+		return *out ? 0 : -ENOMEM;
+	}
+	return walk_path(fs, path, true, out);
+}
+
+int dir_decrypt_path(struct fs *fs, const char *path, char **out)
+{
+	if (fs->plaintext) {
+		*out = strdup(path);
+		return *out ? 0 : -ENOMEM;
+	}
+	return walk_path(fs, path, false, out);
 }

@@ -64,6 +64,18 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 /* Decrypted symlink target into buf (cap bytes, NUL-terminated). */
 int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap);
 
+/* Translate a canonical path relative to the root (no empty, "." or ".."
+ * component, no leading or trailing '/') from the plaintext view to the
+ * stored path in the cipherdir, or back, as -ctlsock does: the directory IVs
+ * and long-name sidecars are read from the cipherdir, long names are hashed
+ * as stored, and the last component need not exist. Returns 0 with *out
+ * malloc'ed (caller frees), or -ENOENT / -ENOTDIR for a missing or
+ * non-directory parent, -EBADMSG for a name that is not valid or does not
+ * decrypt, -ENAMETOOLONG, -EIO (corrupt diriv), -ENOMEM. Safe to call from
+ * any thread while the filesystem is served. */
+int dir_encrypt_path(struct fs *fs, const char *path, char **out);
+int dir_decrypt_path(struct fs *fs, const char *path, char **out);
+
 /* Listing snapshot of dir with decrypted names ("." and ".." first). */
 int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl);
 void dir_list_free(struct dir_list *dl);

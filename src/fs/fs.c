@@ -21,7 +21,10 @@
 
 #include "common/log.h"
 #include "fs/chan.h"
+#include "fs/ctlsock.h"
+#include "fs/dir.h"
 #include "fs/fs.h"
+#include "fs/idle.h"
 #include "fs/inode.h"
 #include "fs/ops.h"
 
@@ -35,10 +38,9 @@
  * fastest cipher (doc/performance.md). Only root may set it. */
 #define READ_AHEAD_KB 512
 
-/* The "major:minor" of the mount on mnt from /proc/self/mountinfo (the
- * last one: mounts stack), without touching the mount itself: its daemon
- * is the caller. Returns 0 or -ENOENT. */
-static int mount_devno(const char *mnt, char *out, size_t cap)
+/* The last line for mnt wins: mounts stack. The mount itself is not
+ * touched: its daemon is the caller. */
+int fs_mount_devno(const char *mnt, char *out, size_t cap)
 {
 	char line[8192], path[PATH_MAX];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -88,7 +90,7 @@ static void raise_read_ahead(void *arg)
 	FILE *f;
 	long kb = 0;
 
-	if (geteuid() != 0 || mount_devno(fs->mountpoint, dev, sizeof(dev)))
+	if (geteuid() != 0 || fs_mount_devno(fs->mountpoint, dev, sizeof(dev)))
 		return;
 	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
 	f = fopen(path, "r+e");
@@ -117,6 +119,21 @@ static unsigned spin_us(void)
 	v = strtoul(e, &end, 10);
 	return *end || v > 10000 ? SPIN_US : (unsigned)v;
 }
+
+static int fwd_encrypt_path(void *arg, const char *path, char **out)
+{
+	return dir_encrypt_path(arg, path, out);
+}
+
+static int fwd_decrypt_path(void *arg, const char *path, char **out)
+{
+	return dir_decrypt_path(arg, path, out);
+}
+
+static const struct ctlsock_ops fwd_ctl_ops = {
+	.encrypt_path = fwd_encrypt_path,
+	.decrypt_path = fwd_decrypt_path,
+};
 
 static char *dup_or_null(const char *s, bool *fail)
 {
@@ -161,6 +178,9 @@ int fs_new(struct fs **out, const struct fs_options *opt,
 	fs->cbs = content_cipher_bs(content);
 	fs->root_fd = -1;
 	fs->as_root_chown = opt->allow_other && geteuid() == 0;
+	pthread_mutex_init(&fs->read_lock, NULL);
+	fs->ctl_ops = &fwd_ctl_ops;
+	fs->ctl_arg = fs;
 	*out = fs;
 	return 0;
 }
@@ -178,6 +198,7 @@ void fs_free(struct fs *fs)
 	free(fs->mountpoint);
 	free(fs->fsname);
 	free(fs->fuse_opts);
+	pthread_mutex_destroy(&fs->read_lock);
 	free(fs);
 }
 
@@ -238,17 +259,26 @@ static int build_opts(struct fs *fs, char *o, size_t cap)
 	opt_escape(o, cap, fs->fsname ? fs->fsname : fs->cipherdir);
 	n = strlen(o);
 	snprintf(o + n, cap - n,
-		 ",subtype=veilfs,max_read=%u%s%s%s%s",
+		 ",subtype=veilfs,max_read=%u%s%s%s%s%s%s%s%s%s",
 		 MAX_IO,
 		 /* Only other users need the kernel's permission checks: the
 		  * mounting user's own accesses are checked by the backing
 		  * filesystem, and default_permissions costs a GETATTR of the
 		  * parent on every create, rename and unlink (gocryptfs does
-		  * the same). */
-		 fs->opt.allow_other ? ",allow_other,default_permissions" : "",
+		  * the same). ACLs are enforced by the kernel, which needs
+		  * them too. */
+		 fs->opt.allow_other ? ",allow_other,default_permissions"
+		 : fs->opt.acl	     ? ",default_permissions"
+				     : "",
 		 fs->opt.ro ? ",ro" : "",
+		 fs->opt.dev ? ",dev" : "",
+		 fs->opt.suid ? ",suid" : "",
+		 fs->opt.noexec ? ",noexec" : "",
 		 fs->fuse_opts && *fs->fuse_opts ? "," : "",
-		 fs->fuse_opts ? fs->fuse_opts : "");
+		 fs->fuse_opts ? fs->fuse_opts : "",
+		 /* -ko last: as with gocryptfs, it has the last word */
+		 fs->opt.kernel_opts && *fs->opt.kernel_opts ? "," : "",
+		 fs->opt.kernel_opts ? fs->opt.kernel_opts : "");
 	return strlen(o) + 1 < cap ? 0 : -E2BIG;
 }
 
@@ -304,6 +334,8 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	struct fuse_loop_config cfg = { .clone_fd = 0, .max_idle_threads = 16 };
 	struct fuse_session *se = NULL;
 	struct chan *chan = NULL;
+	struct ctlsock *ctl = NULL;
+	struct idle *idle = NULL;
 	int pfd[2] = { -1, -1 }, rc, argc = 0, status;
 	bool mounted = false, sig = false;
 	pid_t pid;
@@ -355,6 +387,17 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		setsid();
 	}
 
+	/* In the serving process: its thread must not be lost in a fork. */
+	if (fs->opt.ctlsock) {
+		rc = ctlsock_start(&ctl, fs->opt.ctlsock, fs->ctl_ops,
+				   fs->ctl_arg);
+		if (rc) {
+			log_err("ctlsock: cannot listen on '%s': %s",
+				fs->opt.ctlsock, strerror(-rc));
+			rc = FS_ERR_CTLSOCK;
+			goto fail;
+		}
+	}
 	/* The kernel already applied the caller's umask to every mode it
 	 * sends; ours must not mask it again. */
 	umask(0);
@@ -390,6 +433,14 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		log_warn("using libfuse's request I/O: %s", strerror(-rc));
 	else
 		chan_after_init(chan, raise_read_ahead, fs);
+	if (fs->opt.idle_ns > 0) {
+		rc = idle_start(&idle, fs, chan, fs->opt.idle_ns);
+		if (rc) {
+			log_err("-idle: %s", strerror(-rc));
+			rc = FS_ERR_OTHER;
+			goto fail;
+		}
+	}
 	if (!fs->opt.foreground) {
 		if (chdir("/") < 0)
 			log_warn("chdir /: %s", strerror(errno));
@@ -407,6 +458,8 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	rc = fuse_session_loop_mt(se, &cfg);
 	/* A positive value is the signal that ended the loop: clean exit. */
 	rc = rc < 0 ? FS_ERR_OTHER : 0;
+	idle_stop(idle);
+	ctlsock_stop(ctl);
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
@@ -414,6 +467,8 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	fs->se = NULL;
 	return rc;
 fail:
+	idle_stop(idle);
+	ctlsock_stop(ctl);
 	if (mounted)
 		fuse_session_unmount(se);
 	if (sig)

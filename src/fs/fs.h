@@ -23,10 +23,21 @@ struct fs_options {
 	bool allow_other;	/* -allow_other (implies default_permissions) */
 	bool nonempty;		/* allow a non-empty mountpoint */
 	bool noprealloc;	/* -noprealloc */
-	bool debug;		/* -d: FUSE debug output */
+	bool debug;		/* -fusedebug: libfuse's debug output */
 	bool quiet;		/* -q */
 	const char *fsname;	/* -fsname, NULL: cipherdir */
 	const char *fuse_opts;	/* -o a,b,c passed to FUSE, may be NULL */
+	/* Kernel mount flags, the precedence of -dev/-nodev etc. already
+	 * applied; libfuse's defaults are nodev and nosuid. */
+	bool dev, suid, noexec;
+	const char *kernel_opts; /* -ko a,b,c, last on the option string */
+	bool kernel_cache;	/* -kernel_cache: keep page cache on open */
+	bool acl;		/* -acl: the kernel enforces POSIX ACLs */
+	bool force_owner;	/* -force_owner: report owner_uid:owner_gid */
+	unsigned owner_uid, owner_gid;
+	bool serialize_reads;	/* -serialize_reads: one READ at a time */
+	const char *ctlsock;	/* -ctlsock: absolute socket path, or NULL */
+	long long idle_ns;	/* -idle: unmount when idle this long; 0 never */
 	/* Called in the process that will serve requests, after a fork to
 	 * the background (if any) and before the first request: e.g. to relock
 	 * key memory and log the chosen implementation. May be NULL. */
@@ -39,9 +50,12 @@ enum fs_error {
 	FS_ERR_MOUNTPOINT = -1000, /* missing, not a dir, non-empty, busy */
 	FS_ERR_CIPHERDIR = -1001,  /* cannot open CIPHERDIR */
 	FS_ERR_OTHER = -1002,
+	FS_ERR_CTLSOCK = -1003,	   /* cannot create the -ctlsock socket */
 };
 
-/* content and names are borrowed and must outlive the fs. Returns 0 or
+/* content and names are borrowed and must outlive the fs, and so must
+ * the option strings that fs_new does not copy (kernel_opts, ctlsock).
+ * Returns 0 or
  * -ENOMEM. Caller frees. */
 int fs_new(struct fs **out, const struct fs_options *opt,
 	   struct content *content, struct names *names);

@@ -11,6 +11,7 @@
 #define FS_INODE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 /* Stored names on the backing filesystem are at most 255 bytes. */
 #define INODE_NAME_MAX 256
 
+struct ctlsock_ops;
 struct dir_handle;
 struct fuse_session;
 struct inode;
@@ -100,7 +102,17 @@ struct fs {
 	unsigned lru_count, lru_max;
 	bool as_root_chown;		/* allow_other as root: chown new */
 	struct dir_handle *dir_handles;	/* open directories (ops.c) */
+	atomic_int nopen;		/* open file + directory handles */
+	pthread_mutex_t read_lock;	/* -serialize_reads */
+	/* -ctlsock: the frontend's path translation. fs_new sets the
+	 * forward one; a reverse frontend sets its own before fs_run. */
+	const struct ctlsock_ops *ctl_ops;
+	void *ctl_arg;
 };
+
+/* The "major:minor" of the topmost mount on mnt, from
+ * /proc/self/mountinfo (the mount itself is not touched). 0 or -ENOENT. */
+int fs_mount_devno(const char *mnt, char *out, size_t cap);
 
 /* Location of an inode: its parent (pinned) and a copy of its stored name. */
 struct loc {

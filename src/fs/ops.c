@@ -38,6 +38,10 @@ static struct inode *get_in(fuse_req_t req, fuse_ino_t ino)
 
 static void fix_attr(struct fs *fs, struct stat *st)
 {
+	if (fs->opt.force_owner) {
+		st->st_uid = fs->opt.owner_uid;
+		st->st_gid = fs->opt.owner_gid;
+	}
 	if (S_ISREG(st->st_mode)) {
 		st->st_size = (off_t)content_cipher_to_plain_size(
 			fs->content, (uint64_t)st->st_size, NULL);
@@ -86,7 +90,17 @@ static void get_cred(fuse_req_t req, struct cred *cr)
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	const struct fs *fs = userdata;
+
+	/* -acl: the kernel checks permissions against the POSIX ACLs, which
+	 * it reads and writes as the system.posix_acl_* xattrs (xattr.c
+	 * passes them through to the backing files unencrypted). */
+	if (fs->opt.acl) {
+		if (conn->capable & FUSE_CAP_POSIX_ACL)
+			conn->want |= FUSE_CAP_POSIX_ACL;
+		else
+			log_err("-acl: the kernel cannot enforce ACLs on FUSE");
+	}
 	/* Always READDIRPLUS, not only for the first chunk of a directory
 	 * (the default "auto" mode): entries of later chunks would each cost a
 	 * LOOKUP when a program then opens or unlinks them (rm -rf, find |
@@ -412,13 +426,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	inode_pin(fs, in);
+	atomic_fetch_add(&fs->nopen, 1);
 	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
 	/* A read-only descriptor has nothing to flush (file_flush only
 	 * reports write errors): spare the FLUSH round trip on its close. */
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
+	fi->keep_cache = fs->opt.kernel_cache;
 	if (fuse_reply_open(req, fi) < 0) {
 		file_release(fs, in);
 		inode_unpin(fs, in);
+		atomic_fetch_sub(&fs->nopen, 1);
 	}
 }
 
@@ -440,26 +457,35 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	inode_pin(fs, in);
+	atomic_fetch_add(&fs->nopen, 1);
 	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	fi->keep_cache = fs->opt.kernel_cache;
 	fill_entry(fs, &e, in, &st);
 	if (fuse_reply_create(req, &e, fi) < 0) {
 		file_release(fs, in);
 		inode_unpin(fs, in);
 		inode_forget(fs, in, 1);
+		atomic_fetch_sub(&fs->nopen, 1);
 	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct fs *fs = get_fs(req);
 	const uint8_t *data = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int rc;
 
 	(void)fi;
-	rc = file_read(get_fs(req), get_in(req, ino), size, (uint64_t)off,
-		       &buf, &data, &len);
+	/* -serialize_reads: one read at a time, in the order they came */
+	if (fs->opt.serialize_reads)
+		pthread_mutex_lock(&fs->read_lock);
+	rc = file_read(fs, get_in(req, ino), size, (uint64_t)off, &buf, &data,
+		       &len);
+	if (fs->opt.serialize_reads)
+		pthread_mutex_unlock(&fs->read_lock);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -517,6 +543,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	(void)fi;
 	file_release(fs, in);
 	inode_unpin(fs, in);
+	atomic_fetch_sub(&fs->nopen, 1);
 	fuse_reply_err(req, 0);
 }
 
@@ -556,6 +583,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		h->next->prev = h;
 	fs->dir_handles = h;
 	pthread_mutex_unlock(&fs->lock);
+	atomic_fetch_add(&fs->nopen, 1);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (fuse_reply_open(req, fi) < 0)
 		release_dir(fs, h);
@@ -663,6 +691,7 @@ static void release_dir(struct fs *fs, struct dir_handle *h)
 	if (h->next)
 		h->next->prev = h->prev;
 	pthread_mutex_unlock(&fs->lock);
+	atomic_fetch_sub(&fs->nopen, 1);
 	dir_list_free(&h->dl);
 	free(h);
 }

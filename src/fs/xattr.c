@@ -149,7 +149,9 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	int fd = -1, rc;
 	long g;
 
-	if (!strcmp(name, "security.capability"))
+	/* Asked before every write; only a -suid mount can make use of
+	 * file capabilities (spec §4.10). */
+	if (!fs->opt.suid && !strcmp(name, "security.capability"))
 		return -EOPNOTSUPP;
 	if (in->type == S_IFLNK || xnone_cached(in))
 		return -ENODATA;

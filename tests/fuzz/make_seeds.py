@@ -8,6 +8,8 @@ Writes OUT_DIR/<target>/<n> files. The input layouts match the targets:
   fuzz_names     1 flag byte (see fuzz_names.c) + stored name
   fuzz_longname  .name sidecar bytes
   fuzz_content   1 cipher byte (0 GCM, 1 SIV, 2 XChaCha) + file bytes
+  fuzz_duration  a Go duration string (-idle)
+  fuzz_ctlsock   a -ctlsock request
 """
 import glob
 import os
@@ -66,3 +68,15 @@ for ci, name in enumerate(('gcm', 'aessiv', 'xchacha')):
             data = read(p)
             if len(data) <= 64 * 1024:
                 put('fuzz_content', bytes([ci]) + data)
+
+# -idle durations (Go syntax)
+for s in ('0', '90s', '2h45m', '1.5h', '-1.5s', '.5s', '1\u00b5s', '5',
+          '1e3s', '9223372036854775807ns', '1h2m3s4ms5us6ns'):
+    put('fuzz_duration', s.encode())
+
+# -ctlsock requests
+for s in ('{"EncryptPath": "a/b"}', '{"DecryptPath": "x/../y//z/"}',
+          '{"encryptpath": "/../a"}', '{"EncryptPath": "a", "DecryptPath": "b"}',
+          '{}', 'null', '[1]', '{"EncryptPath": "\\u0000"}', '{garbage',
+          '{"EncryptPath": "<&>\\u2028\\t"}'):
+    put('fuzz_ctlsock', s.encode())

@@ -130,14 +130,14 @@ TEST(o_options)
 	struct args a;
 
 	ASSERT_INT_EQ(parse(&a, argc, v), 0);
-	ASSERT(!a.ro); /* the later "rw" wins */
+	ASSERT(a.ro); /* -ro wins over -rw, as in gocryptfs */
 	ASSERT(a.allow_other);
+	ASSERT(a.kernel_cache && a.nosuid);
 	ASSERT_INT_EQ(a.npassfiles, 1);
 	ASSERT_STR_EQ(a.passfiles[0], "/p");
 	ASSERT_STR_EQ(a.fsname, "x");
 	ASSERT(a.fuse_opts != NULL);
-	ASSERT_STR_EQ(a.fuse_opts,
-		      "kernel_cache,max_read=4096,default_permissions");
+	ASSERT_STR_EQ(a.fuse_opts, "max_read=4096,default_permissions");
 	args_free(&a);
 	freeargv(v);
 }
@@ -146,7 +146,7 @@ TEST(impl_synonyms_and_ignored)
 {
 	int argc, argc2;
 	char **v = ARGV("-cipher-impl", "A", "-openssl", "auto", "-longnames",
-			"-sharedstorage", "c", "m");
+			"c", "m");
 	char **w = mkargv(&argc2, "-force-impl=B", "-impl", "C", "c", "m", NULL);
 	struct args a;
 
@@ -192,7 +192,133 @@ TEST(usage_errors)
 	}
 }
 
+TEST(mount_flags)
+{
+	int argc;
+	char **v = ARGV("-dev", "-nodev", "-suid", "-noexec", "-acl",
+			"-kernel_cache", "-serialize_reads", "-wpanic",
+			"-fusedebug", "-ko", "noatime,sync", "-ctlsock", "/s",
+			"-force_owner=1:2", "-notifypid", "123", "-i", "1m30s",
+			"-openssl=false", "-hh", "c", "m");
+	struct args a;
+
+	ASSERT_INT_EQ(parse(&a, argc, v), 0);
+	ASSERT(a.dev && a.nodev && a.suid && !a.nosuid);
+	ASSERT(a.exec && a.noexec); /* exec is the default */
+	ASSERT(a.acl && a.kernel_cache && a.serialize_reads && a.wpanic);
+	ASSERT(a.fusedebug && !a.debug && a.longhelp);
+	ASSERT_STR_EQ(a.ko, "noatime,sync");
+	ASSERT_STR_EQ(a.ctlsock, "/s");
+	ASSERT_STR_EQ(a.force_owner, "1:2");
+	ASSERT_INT_EQ(a.notifypid, 123);
+	ASSERT_INT_EQ(a.idle_ns, 90000000000LL);
+	ASSERT_INT_EQ(a.openssl, 0);
+	ASSERT_INT_EQ(a.nnotes, 0);
+	args_free(&a);
+	freeargv(v);
+}
+
+TEST(idle_and_openssl_values)
+{
+	static const struct {
+		const char *arg;
+		int rc;
+		long long ns;
+		int openssl;
+	} cases[] = {
+		{ "-idle=2h45m", 0, 9900000000000LL, -1 },
+		{ "-idle=0", 0, 0, -1 },
+		{ "-idle=-5s", 0, 0, -1 }, /* negative: never, like 0 */
+		{ "-idle=5", -EINVAL, 0, -1 },
+		{ "-idle=1d", -EINVAL, 0, -1 },
+		{ "-openssl=TRUE", 0, 0, 1 },
+		{ "-openssl=0", 0, 0, 0 },
+		{ "-openssl=auto", 0, 0, -1 },
+		{ "-openssl=maybe", -EINVAL, 0, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *v[3] = { strdup("veilfs"), strdup(cases[i].arg), NULL };
+		char err[ARGS_ERR_LEN];
+		struct args a;
+		int rc = args_parse(&a, 2, v, err);
+
+		if (rc != cases[i].rc ||
+		    (!rc && (a.idle_ns != cases[i].ns ||
+			     a.openssl != cases[i].openssl)))
+			FAILF("%s: rc %d idle %lld openssl %d (%s)",
+			      cases[i].arg, rc, a.idle_ns, a.openssl, err);
+		if (rc && !strstr(err, cases[i].arg[1] == 'i' ? "-idle"
+							       : "-openssl"))
+			FAILF("%s: error does not name the flag: %s",
+			      cases[i].arg, err);
+		args_free(&a);
+		free(v[0]);
+		free(v[1]);
+	}
+}
+
+TEST(ignored_flags_leave_a_note)
+{
+	int argc;
+	char **v = ARGV("-devrandom", "-nofail", "-forcedecode", "-trace",
+			"t", "-cpuprofile=c", "-memprofile", "m", "-o",
+			"nofail", "-nofail=false", "c", "m");
+	struct args a;
+
+	ASSERT_INT_EQ(parse(&a, argc, v), 0);
+	ASSERT_INT_EQ(a.nnotes, 6); /* one per flag, even if repeated */
+	for (size_t i = 0; i < a.nnotes; i++)
+		ASSERT(a.notes[i][0] == '-' && strchr(a.notes[i], ':'));
+	ASSERT(strstr(a.notes[0], "-devrandom:") == a.notes[0]);
+	ASSERT(a.fuse_opts == NULL);
+	args_free(&a);
+	freeargv(v);
+}
+
+TEST(fstab_only_options_refused)
+{
+	static const char *const bad[] = {
+		"noauto", "auto", "_netdev", "defaults", "user", "users",
+		"x-systemd.automount", "x-systemd.device-timeout=5",
+		"comment=foo", "rw,noauto",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *v[5] = { strdup("veilfs"), strdup("-o"), strdup(bad[i]),
+			       NULL };
+		char err[ARGS_ERR_LEN];
+		struct args a;
+		int rc = args_parse(&a, 3, v, err);
+
+		if (rc != -EINVAL || !strstr(err, "fstab"))
+			FAILF("-o %s: rc %d (%s)", bad[i], rc, err);
+		args_free(&a);
+		for (int k = 0; k < 3; k++)
+			free(v[k]);
+	}
+}
+
+TEST(flag_table_walk)
+{
+	bool val, seen_idle = false, seen_acl = false;
+	size_t n = 0;
+	const char *name;
+
+	while ((name = args_flag(n, &val))) {
+		if (!strcmp(name, "idle"))
+			seen_idle = val;
+		if (!strcmp(name, "acl"))
+			seen_acl = !val;
+		n++;
+	}
+	ASSERT(n > 60);
+	ASSERT(seen_idle && seen_acl);
+}
+
 RUN_TESTS(T(defaults), T(dash_forms_and_values),
 	  T(flags_after_positionals_and_double_dash),
 	  T(repeated_password_sources), T(o_options),
-	  T(impl_synonyms_and_ignored), T(usage_errors))
+	  T(impl_synonyms_and_ignored), T(usage_errors), T(mount_flags),
+	  T(idle_and_openssl_values), T(ignored_flags_leave_a_note),
+	  T(fstab_only_options_refused), T(flag_table_walk))
