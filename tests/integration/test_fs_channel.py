@@ -159,8 +159,18 @@ def test_read_ahead_raised_after_init(mounter, tmp_path):
     m = mounter.mount(cipherdir, mnt=mnt)
     st = os.stat(m.mnt)
     dev = "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
-    with open("/sys/class/bdi/%s/read_ahead_kb" % dev) as f:
-        assert int(f.read()) == 512
+    # The daemon writes it right after sending the INIT reply, so the
+    # mount may be visible a moment before: wait for it (a hang guard, not
+    # a timing assertion).
+    path = "/sys/class/bdi/%s/read_ahead_kb" % dev
+    deadline = time.monotonic() + 10 * util.SLOW
+    while True:
+        with open(path) as f:
+            kb = int(f.read())
+        if kb == 512 or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert kb == 512
     data = os.urandom(3 << 20)
     write_file(m.p("f"), data)
     assert read_file(m.p("f")) == data
