@@ -9,7 +9,7 @@ set -eu
 secs=${1:-60}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-${FUZZ_BUILD:-$src/build-fuzz}}
-tarball=${VEILFS_TARBALL:-$src/../shared/vectors/gocryptfs-2.3-vectors.tar.gz}
+tarball=${VEILFS_TARBALL:-$src/tests/data/gocryptfs-2.3-vectors.tar.gz}
 
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$src" -Dfuzz=true -Dtests=false \
@@ -25,7 +25,7 @@ mkdir -p "$out/seeds"
 vec=${VEILFS_VECTORS:-}
 if [ -z "$vec" ] || [ ! -d "$vec/gcm" ]; then
 	vec=$out/vectors
-	"$src/tests/tools/extract_vectors.sh" "$tarball" "$vec" "$out/vectors.stamp"
+	"$src/tests/tools/extract_vectors.sh" "$tarball" "$vec"
 fi
 /usr/bin/python3 "$src/tests/fuzz/make_seeds.py" "$vec" "$out/seeds"
 

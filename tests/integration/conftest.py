@@ -65,6 +65,11 @@ def require_vectors():
         _missing("test vectors in %s (set VEILFS_VECTORS)" % util.VECTORS)
 
 
+def pytest_configure(config):
+    # before the test modules are imported: they read VEILFS_VECTORS
+    util.ensure_vectors()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

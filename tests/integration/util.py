@@ -29,9 +29,22 @@ VEILFS_BIN = os.environ.get("VEILFS_BIN") or os.path.join(
 GOCRYPTFS_BIN = os.environ.get("GOCRYPTFS_BIN") or shutil.which("gocryptfs")
 VECTORS = os.environ.get("VEILFS_VECTORS") or os.path.join(BUILD_DIR,
                                                             "vectors")
+VECTORS_TARBALL = os.path.join(SRC_DIR, "tests", "data",
+                               "gocryptfs-2.3-vectors.tar.gz")
 FUSERMOUNT = shutil.which("fusermount3")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PASSWORD = "test"
+
+
+def ensure_vectors():
+    """Unpack tests/data's vectors into VECTORS (extract_vectors.sh: once
+    per tarball content), unless VECTORS is a tree of one's own (no stamp
+    of that script beside it), and export VEILFS_VECTORS for every helper."""
+    if not os.path.isdir(VECTORS) or os.path.exists(VECTORS + ".stamp"):
+        subprocess.run([os.path.join(SRC_DIR, "tests", "tools",
+                                     "extract_vectors.sh"),
+                        VECTORS_TARBALL, VECTORS], check=True)
+    os.environ["VEILFS_VECTORS"] = VECTORS
 
 
 def _valgrind_prefix():
