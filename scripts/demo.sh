@@ -2,12 +2,18 @@
 # The main job, end to end: build veilfs, show the cipher benchmark, create a
 # demo cipherdir, mount it, write and list files through it, show what lands
 # on disk, and unmount. Run as root on Debian 12 (FUSE needs /dev/fuse).
+# VEILFS_BIN=/usr/bin/veilfs runs it with an installed veilfs (the .deb),
+# without building.
 set -eu
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-[ -d build ] || meson setup build --buildtype=release >/dev/null
-ninja -C build >/dev/null
-bin=$PWD/build/src/veilfs
+if [ -n "${VEILFS_BIN:-}" ]; then
+	bin=$VEILFS_BIN
+else
+	bash scripts/deps.sh
+	[ -d build ] || meson setup build --buildtype=release >/dev/null
+	ninja -C build >/dev/null
+	bin=$PWD/build/src/veilfs
+fi
 
 demo=$(mktemp -d /tmp/veilfs-demo.XXXXXX)
 cipher=$demo/cipher mnt=$demo/plain pw=$demo/password

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Install the Debian 12 packages veilfs needs to build, run and test, when
 # any is missing. Safe to run repeatedly; needs root (apt-get).
+# "deps.sh deb" adds what building the .deb needs (the CI stage deb).
 set -eu
 pkgs="meson ninja-build pkg-config gcc clang libfuse3-dev fuse3 libssl-dev
 libjson-c-dev libgcrypt20-dev libscrypt-dev gocryptfs python3 python3-pytest
 mandoc attr acl fio libclang-rt-14-dev"
+[ "${1:-}" != deb ] || pkgs="$pkgs build-essential dpkg-dev debhelper lintian"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
