@@ -15,7 +15,7 @@ else
 	bin=$PWD/build/src/veilfs
 fi
 
-demo=$(mktemp -d /tmp/veilfs-demo.XXXXXX)
+demo=$(mktemp -d "${TMPDIR:-/tmp}/veilfs-demo.XXXXXX")
 cipher=$demo/cipher mnt=$demo/plain pw=$demo/password
 mkdir "$cipher" "$mnt"
 echo "correct horse battery staple" >"$pw"
