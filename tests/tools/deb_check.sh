@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 # The CI stage "deb": build the .deb from a copy of this tree
 # (dpkg-buildpackage -us -uc -b, which runs the unit suite), check it with
-# lintian, install it, and smoke-test the installed /usr/bin/veilfs:
-# -version, -speed, -init + mount + write/read + unmount + remount, and the
-# README demo (scripts/demo.sh with VEILFS_BIN). Needs root, /dev/fuse and
-# the packages of "scripts/deps.sh deb". One "ok"/"not ok" line a check;
-# the last line, "deb: N passed, N failed", is what .ci/run counts.
+# lintian, look at its contents, install it, and smoke-test the installed
+# /usr/bin/veilfs: -version, -speed, -init + mount + write/read + unmount +
+# remount, and the README demo (scripts/demo.sh with VEILFS_BIN). Needs
+# root, /dev/fuse and the packages of "scripts/deps.sh deb". One "ok" or
+# "not ok" line a check; the last line, "deb: N passed, N failed", is what
+# .ci/run counts.
 #   usage: tests/tools/deb_check.sh [OUTDIR]  (keeps the .deb there)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,7 +58,8 @@ contents() {
 	dpkg-deb -c "$deb" >"$work/list" &&
 		for f in ./usr/bin/veilfs ./usr/share/man/man1/veilfs.1.gz \
 			./usr/share/doc/veilfs/copyright \
-			./usr/share/doc/veilfs/README.md; do
+			./usr/share/doc/veilfs/README.md \
+			./usr/share/bash-completion/completions/veilfs; do
 			# dh_compress gzips docs over 4 KiB
 			grep -Eq " $f(\.gz)?\$" "$work/list" ||
 				{ echo "missing $f"; return 1; }
@@ -109,7 +111,7 @@ deb='' installed=''
 check "dpkg-buildpackage -us -uc -b" build
 if [ -n "$deb" ]; then
 	check "lintian: no errors" lintian --fail-on error "$deb"
-	check "contents: binary, man page, docs, copyright; depends on fuse3" contents
+	check "contents: binary, man page, completion, docs, copyright; depends on fuse3" contents
 	check "install $(basename "$deb")" install_it
 fi
 if [ -n "$installed" ]; then
