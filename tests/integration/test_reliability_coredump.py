@@ -8,8 +8,8 @@ switch) it does leave one, and that core must hold none of the keys: not
 the master key, not the EME name key, not the content key (each computed
 here from the test vectors' master key with HKDF-SHA256, format §2.1), nor
 either 16-byte half of them (an AES-256 key schedule starts with the key).
-A marker written through the mount just before the crash must be in it,
-which shows that the core holds the daemon's heap.
+A marker file name listed through the mount (its directory kept open) must
+be in it, which shows that the core holds the daemon's heap.
 
 core_pattern is system-wide: it is set for the few seconds of a crash and
 put back in a finally clause.
@@ -63,16 +63,22 @@ def secrets_of(vectors, variant):
 
 def use_everything(m):
     """List every directory and read every file (names and contents
-    decrypted), then write a marker. Returns the marker."""
+    decrypted), then create a file with a random marker name and keep its
+    directory open with the listing read: the daemon holds that listing
+    (decrypted names) until the directory is closed, so the marker is in
+    its heap at the crash whatever else it serves meanwhile. Returns the
+    marker and the open directory fd."""
     for top, dirs, files in os.walk(m.mnt):
         for f in files:
             p = os.path.join(top, f)
             if os.path.isfile(p) and not os.path.islink(p):
                 util.read_file(p)
-    marker = os.urandom(16).hex().encode() * 4
-    util.write_file(m.p("marker-file"), marker)
-    assert util.read_file(m.p("marker-file")) == marker
-    return marker
+    marker = os.urandom(32).hex()
+    os.mkdir(m.p("marker-dir"))
+    util.write_file(m.p("marker-dir", marker), b"x")
+    fd = os.open(m.p("marker-dir"), os.O_RDONLY | os.O_DIRECTORY)
+    assert marker in os.listdir(fd)
+    return marker.encode(), fd
 
 
 def crash(mounter, vectors, variant, tmp_path, env, impl=None):
@@ -99,10 +105,13 @@ def crash(mounter, vectors, variant, tmp_path, env, impl=None):
             f.write(str(cores / "core.%p"))
         args = ["-passfile", pw] + (["-impl", impl] if impl else [])
         m = mounter.mount(cipher, args=args)
-        marker = use_everything(m)
+        marker, dfd = use_everything(m)
         pid = m.proc.pid
         os.kill(pid, signal.SIGSEGV)
-        assert m.proc.wait(timeout=30 * util.SLOW) == -signal.SIGSEGV
+        try:
+            assert m.proc.wait(timeout=30 * util.SLOW) == -signal.SIGSEGV
+        finally:
+            os.close(dfd)
         m.kill()  # the mount point is left dangling: lazy unmount
         m.returncode = -signal.SIGSEGV
         m.ok_codes = (-signal.SIGSEGV,)
