@@ -635,7 +635,7 @@ out:
 int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		   uint64_t len)
 {
-	uint64_t b0, b1, coff, cend, csize = 0, S;
+	uint64_t b0, coff, cend, csize = 0, S;
 	int rc;
 
 	if (mode & ~FALLOC_FL_KEEP_SIZE)
@@ -647,10 +647,13 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		rc = -EBADF;
 		goto out;
 	}
+	/* Reserve the ciphertext that a file of size off + len has up to
+	 * that size: from the start of the first block (the header too for
+	 * block 0) to the end of the last, partial, block, as gocryptfs
+	 * does (not its full size). */
 	b0 = off / PBS;
-	b1 = (off + len - 1) / PBS;
 	coff = b0 ? content_block_cipher_off(fs->content, b0) : 0;
-	cend = content_block_cipher_off(fs->content, b1 + 1);
+	cend = content_plain_to_cipher_size(fs->content, off + len);
 	if (fallocate(in->fd, FALLOC_FL_KEEP_SIZE, (off_t)coff,
 		      (off_t)(cend - coff)) < 0) {
 		rc = -errno;
@@ -670,13 +673,45 @@ out:
 	return rc;
 }
 
-/* spec §3.9: map the backing data/hole offsets to plaintext block
- * boundaries. */
+/* Whether plaintext block n is data: every byte of its ciphertext (up to
+ * the end of the file) is allocated in the backing file. A block that was
+ * written is allocated throughout; a block with an unallocated byte was
+ * never written, so it is all zeros and reads as a hole (spec §3.4). A
+ * hole block that shares its backing filesystem blocks with its
+ * neighbours counts as data, which errs on the safe side. Returns 1, 0
+ * (hole; *next: where the backing data after its first hole starts, or
+ * csize if none) or -errno. */
+static int block_is_data(struct fs *fs, int fd, uint64_t n, uint64_t csize,
+			 uint64_t *next)
+{
+	uint64_t cs = content_block_cipher_off(fs->content, n);
+	uint64_t ce = cs + fs->cbs;
+	off_t h, d;
+
+	if (ce > csize)
+		ce = csize;
+	h = lseek(fd, (off_t)cs, SEEK_HOLE);
+	if (h < 0)
+		return errno == ENXIO ? 0 : -errno;
+	if ((uint64_t)h >= ce)
+		return 1;
+	d = lseek(fd, h, SEEK_DATA);
+	if (d < 0 && errno != ENXIO)
+		return -errno;
+	*next = d < 0 ? csize : (uint64_t)d;
+	return 0;
+}
+
+/* spec §3.9: SEEK_DATA and SEEK_HOLE at plaintext block granularity, a
+ * block being data as block_is_data says. SEEK_HOLE in a data block
+ * returns the start of the first hole block after it (or the size), and
+ * SEEK_DATA the first data block, so that a walker alternating the two
+ * always moves forward. */
 int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 	       uint64_t *res)
 {
-	uint64_t csize, S, p, cbs = fs->cbs;
-	off_t c, r;
+	uint64_t csize, S, n, nblocks, next = 0, p, cbs = fs->cbs;
+	off_t h;
 	int rc;
 
 	if (whence != SEEK_DATA && whence != SEEK_HOLE)
@@ -694,34 +729,43 @@ int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 		rc = -ENXIO;
 		goto out;
 	}
-	c = off < PBS ? 0 :
-			(off_t)content_block_cipher_off(fs->content, off / PBS);
-	r = lseek(in->fd, c, whence);
-	if (r < 0) {
-		rc = -errno;
+	nblocks = (S + PBS - 1) / PBS;
+	n = off / PBS;
+	if (whence == SEEK_HOLE) {
+		h = lseek(in->fd, (off_t)content_block_cipher_off(fs->content,
+								  n),
+			  SEEK_HOLE);
+		if (h < 0) {
+			rc = errno == ENXIO ? 0 : -errno;
+			if (rc)
+				goto out;
+			h = (off_t)csize;
+		}
+		/* The block holding the first unallocated byte is a hole. */
+		p = (uint64_t)h >= csize ? S : ((uint64_t)h - HL) / cbs * PBS;
+		if (p > S)
+			p = S;
+		*res = p > off ? p : off;
 		goto out;
 	}
-	if ((uint64_t)r >= csize) {
-		p = S;
-	} else if ((uint64_t)r <= HL) {
-		p = 0;
-	} else if (whence == SEEK_DATA) {
-		/* A block starting before r has unallocated bytes, so it was
-		 * never written: data starts at the next block. */
-		p = ((uint64_t)r - HL + cbs - 1) / cbs * PBS;
-	} else {
-		/* The block holding r has unallocated bytes: a hole. */
-		p = ((uint64_t)r - HL) / cbs * PBS;
+	while (n < nblocks) {
+		rc = block_is_data(fs, in->fd, n, csize, &next);
+		if (rc < 0)
+			goto out;
+		if (rc) {
+			rc = 0;
+			*res = n * PBS > off ? n * PBS : off;
+			goto out;
+		}
+		if (next >= csize)
+			break;
+		/* The next candidate is the first block that starts at or
+		 * after the next backing data: blocks starting before it
+		 * start in the hole. */
+		p = (next - HL + cbs - 1) / cbs;
+		n = p > n ? p : n + 1;
 	}
-	if (p < off)
-		p = off;
-	if (p > S)
-		p = S;
-	if (whence == SEEK_DATA && p >= S) {
-		rc = -ENXIO;
-		goto out;
-	}
-	*res = p;
+	rc = -ENXIO;
 out:
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
