@@ -328,7 +328,13 @@ out:
 	return rc;
 }
 
-long names_symlink_plain_len(const struct names *n, size_t stored_len)
+bool names_symlink_len_from_size(const struct names *n)
+{
+	return n->p.plaintext || n->b64 == B64_URL_RAW;
+}
+
+long names_symlink_plain_len(const struct names *n, const char *stored,
+			     size_t stored_len)
 {
 	size_t dlen, oh;
 
@@ -342,11 +348,15 @@ long names_symlink_plain_len(const struct names *n, size_t stored_len)
 			return -EBADMSG;
 		dlen = b64_decoded_max(stored_len);
 	} else {
-		/* Padded base64: the length alone leaves 0..2 padding bytes
-		 * open; this is the largest possible plaintext length. */
+		/* Padded base64: each '=' at the end stands for one byte
+		 * less in the last group of three. */
+		if (!stored)
+			return -EINVAL;
 		if (stored_len % 4)
 			return -EBADMSG;
 		dlen = stored_len / 4 * 3;
+		if (stored[stored_len - 1] == '=')
+			dlen -= stored[stored_len - 2] == '=' ? 2 : 1;
 	}
 	if (dlen < oh)
 		return -EBADMSG;

@@ -79,9 +79,14 @@ int names_encrypt_symlink(const struct names *n, const char *target,
 /* Returns 0 with NUL-terminated target, or -EBADMSG. */
 int names_decrypt_symlink(const struct names *n, const char *stored,
 			  size_t len, char *out, size_t cap);
-/* Plaintext length of an encrypted symlink target of stored_len chars, for
- * st_size without decrypting; -EBADMSG if impossible. */
-long names_symlink_plain_len(const struct names *n, size_t stored_len);
+/* Plaintext length of an encrypted symlink target (stored, stored_len
+ * chars) for st_size without decrypting; -EBADMSG if impossible. stored may
+ * be NULL when names_symlink_len_from_size() is true (plaintext names or
+ * Raw64: the length alone decides); with padded base64 the padding
+ * does, and NULL gives -EINVAL. */
+bool names_symlink_len_from_size(const struct names *n);
+long names_symlink_plain_len(const struct names *n, const char *stored,
+			     size_t stored_len);
 
 /* xattr names (spec §4.10): "user.gocryptfs." || names-b64(EME(tweak
  * "xattr_name_iv_xx", pad16(name))). ACL names pass through unchanged. */

@@ -762,30 +762,47 @@ out_s:
 	return rc;
 }
 
-int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap)
+/* The stored (encrypted) target of symlink in into enc (LINK_MAX_STORED
+ * bytes, NUL-terminated); returns its length or -errno. */
+static ssize_t read_stored_link(struct fs *fs, struct inode *in, char *enc)
 {
 	struct loc l;
-	char *enc;
 	ssize_t n;
 	int pfd, rc;
+
+	rc = loc_get(fs, in, &l);
+	if (rc)
+		return rc;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		n = pfd;
+		goto out;
+	}
+	n = readlinkat(pfd, l.name, enc, LINK_MAX_STORED - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		enc[n] = 0;
+	dirfd_put(fs, l.parent);
+out:
+	loc_put(fs, &l);
+	return n;
+}
+
+int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap)
+{
+	char *enc;
+	ssize_t n;
+	int rc;
 
 	enc = malloc(LINK_MAX_STORED);
 	if (!enc)
 		return -ENOMEM;
-	rc = loc_get(fs, in, &l);
-	if (rc)
-		goto out_free;
-	pfd = dirfd_get(fs, l.parent);
-	if (pfd < 0) {
-		rc = pfd;
+	n = read_stored_link(fs, in, enc);
+	if (n < 0) {
+		rc = (int)n;
 		goto out;
 	}
-	n = readlinkat(pfd, l.name, enc, LINK_MAX_STORED - 1);
-	rc = n < 0 ? -errno : 0;
-	dirfd_put(fs, l.parent);
-	if (rc)
-		goto out;
-	enc[n] = 0;
 	rc = names_decrypt_symlink(fs->names, enc, (size_t)n, buf, cap);
 	if (rc) {
 		log_warn("inode %ju: corrupt symlink target",
@@ -793,10 +810,27 @@ int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap)
 		rc = -EIO;
 	}
 out:
-	loc_put(fs, &l);
-out_free:
 	free(enc);
 	return rc;
+}
+
+long dir_symlink_size(struct fs *fs, struct inode *in, size_t stored_len)
+{
+	char *enc;
+	ssize_t n;
+	long l;
+
+	if (names_symlink_len_from_size(fs->names))
+		return names_symlink_plain_len(fs->names, NULL, stored_len);
+	/* Padded base64 (spec §0): the length depends on the padding. */
+	enc = malloc(LINK_MAX_STORED);
+	if (!enc)
+		return -ENOMEM;
+	n = read_stored_link(fs, in, enc);
+	l = n < 0 ? (long)n : names_symlink_plain_len(fs->names, enc,
+							(size_t)n);
+	free(enc);
+	return l;
 }
 
 static int list_add(struct dir_list *dl, const char *name, const char *stored,

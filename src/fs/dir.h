@@ -63,6 +63,9 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 	       struct inode *newdir, const char *newname, unsigned flags);
 /* Decrypted symlink target into buf (cap bytes, NUL-terminated). */
 int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap);
+/* st_size of symlink in as the plaintext view shows it (the decrypted
+ * target's length), from the backing size stored_len; -errno on failure. */
+long dir_symlink_size(struct fs *fs, struct inode *in, size_t stored_len);
 
 /* Translate a canonical path relative to the root (no empty, "." or ".."
  * component, no leading or trailing '/') from the plaintext view to the

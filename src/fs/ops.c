@@ -36,7 +36,7 @@ static struct inode *get_in(fuse_req_t req, fuse_ino_t ino)
 	return inode_get(get_fs(req), ino);
 }
 
-static void fix_attr(struct fs *fs, struct stat *st)
+static void fix_attr(struct fs *fs, struct inode *in, struct stat *st)
 {
 	if (fs->opt.force_owner) {
 		st->st_uid = fs->opt.owner_uid;
@@ -46,8 +46,7 @@ static void fix_attr(struct fs *fs, struct stat *st)
 		st->st_size = (off_t)content_cipher_to_plain_size(
 			fs->content, (uint64_t)st->st_size, NULL);
 	} else if (S_ISLNK(st->st_mode)) {
-		long l = names_symlink_plain_len(fs->names,
-						 (size_t)st->st_size);
+		long l = dir_symlink_size(fs, in, (size_t)st->st_size);
 
 		if (l >= 0)
 			st->st_size = l;
@@ -60,7 +59,7 @@ static void fill_entry(struct fs *fs, struct fuse_entry_param *e,
 	memset(e, 0, sizeof(*e));
 	e->ino = inode_nodeid(fs, in);
 	e->attr = *st;
-	fix_attr(fs, &e->attr);
+	fix_attr(fs, in, &e->attr);
 	e->attr_timeout = TIMEOUT;
 	e->entry_timeout = TIMEOUT;
 }
@@ -173,15 +172,16 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
+	struct inode *in = get_in(req, ino);
 	struct stat st;
 	int rc;
 
-	rc = do_getattr(fs, get_in(req, ino), &st, fi);
+	rc = do_getattr(fs, in, &st, fi);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fix_attr(fs, &st);
+	fix_attr(fs, in, &st);
 	fuse_reply_attr(req, &st, TIMEOUT);
 }
 
@@ -314,7 +314,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fix_attr(fs, &st);
+	fix_attr(fs, in, &st);
 	fuse_reply_attr(req, &st, TIMEOUT);
 }
 

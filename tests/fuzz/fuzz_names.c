@@ -122,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rc = names_decrypt_symlink(n, s, strlen(s), out, sizeof(out));
 	if (rc == 0) {
-		pl = names_symlink_plain_len(n, strlen(s));
+		pl = names_symlink_plain_len(n, s, strlen(s));
 		if (pl < 0 || (size_t)pl != strlen(out))
 			abort();
 	} else if (rc != -EBADMSG && rc != -ENAMETOOLONG) {

@@ -114,7 +114,7 @@ static int check_entry(struct vec_fs *fs, const struct vec_entry *e,
 		CHECK(names_decrypt_symlink(fs->names, ct, (size_t)cl, dec,
 					    sizeof(dec)) == 0);
 		CHECK(strcmp(dec, pt) == 0);
-		CHECK(names_symlink_plain_len(fs->names, (size_t)cl) == pl);
+		CHECK(names_symlink_plain_len(fs->names, ct, (size_t)cl) == pl);
 		/* our own encryption round-trips (random nonce: differs) */
 		CHECK(names_encrypt_symlink(fs->names, pt, (size_t)pl, enc,
 					    sizeof(enc)) == 0);
@@ -595,7 +595,7 @@ TEST(deterministic_and_plaintext_modes)
 	ASSERT_INT_EQ(names_decrypt_symlink(pt, "../x", 4, out, sizeof(out)),
 		      0);
 	ASSERT_STR_EQ(out, "../x");
-	ASSERT_INT_EQ(names_symlink_plain_len(pt, 17), 17);
+	ASSERT_INT_EQ(names_symlink_plain_len(pt, NULL, 17), 17);
 	names_free(pt);
 	names_free(det);
 }
@@ -698,13 +698,13 @@ TEST(symlink_edge_cases)
 		ASSERT_INT_EQ(names_decrypt_symlink(fs.names, "", 0, back,
 						    sizeof(back)), 0);
 		ASSERT_STR_EQ(back, "");
-		ASSERT_INT_EQ(names_symlink_plain_len(fs.names, 0), 0);
+		ASSERT_INT_EQ(names_symlink_plain_len(fs.names, "", 0), 0);
 		/* 4096-byte target (not limited to a block) */
 		memset(target, 'p', 4096);
 		target[4096] = 0;
 		ASSERT_INT_EQ(names_encrypt_symlink(fs.names, target, 4096,
 						    out, sizeof(out)), 0);
-		ASSERT_INT_EQ(names_symlink_plain_len(fs.names, strlen(out)),
+		ASSERT_INT_EQ(names_symlink_plain_len(fs.names, out, strlen(out)),
 			      4096);
 		ASSERT_INT_EQ(names_decrypt_symlink(fs.names, out, strlen(out),
 						    back, sizeof(back)), 0);
@@ -732,8 +732,34 @@ TEST(symlink_edge_cases)
 		/* too short to hold nonce and tag */
 		ASSERT_INT_EQ(names_decrypt_symlink(fs.names, "AAAA", 4, back,
 						    sizeof(back)), -EBADMSG);
-		ASSERT(names_symlink_plain_len(fs.names, 4) < 0);
-		ASSERT(names_symlink_plain_len(fs.names, 5) < 0);
+		ASSERT(names_symlink_plain_len(fs.names, "AAAA", 4) < 0);
+		ASSERT(names_symlink_plain_len(fs.names, "AAAAA", 5) < 0);
+		/* exact sizes in both base64 forms, whatever the padding */
+		for (int raw = 0; raw < 2; raw++) {
+			struct names *pn = NULL;
+			struct names_params p = fs.np;
+
+			p.raw64 = raw;
+			ASSERT_INT_EQ(names_new(&pn, fs.eme_key, &p,
+						fs.content), 0);
+			ASSERT(names_symlink_len_from_size(pn) == raw);
+			for (size_t l = 1; l <= 40; l++) {
+				memset(target, 'q', l);
+				target[l] = 0;
+				ASSERT_INT_EQ(names_encrypt_symlink(pn, target,
+								    l, out,
+								    sizeof(out)),
+					      0);
+				ASSERT_INT_EQ(names_symlink_plain_len(pn, out,
+								      strlen(out)),
+					      (long)l);
+			}
+			if (!raw)
+				ASSERT_INT_EQ(names_symlink_plain_len(pn, NULL,
+								      52),
+					      -EINVAL);
+			names_free(pn);
+		}
 		vec_fs_close(&fs);
 	}
 	/* every cipher must have an implementation */
