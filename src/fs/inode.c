@@ -293,10 +293,16 @@ struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
 	pthread_mutex_lock(&fs->lock);
 	in = find_locked(fs, st->st_dev, st->st_ino);
 	if (in && in != &fs->root &&
-	    (in->type != (st->st_mode & S_IFMT))) {
+	    (in->type != (st->st_mode & S_IFMT) ||
+	     (!in->links && (in->type == S_IFDIR || !in->fd_refs)))) {
 		/* The backing inode number was reused by an object of another
-		 * type: let the old inode die with its last reference. It
-		 * stays in the table (for teardown) but is never found. */
+		 * type, or by a new object after the old one lost its last
+		 * name (a file we hold open cannot be reused: then this is
+		 * another hard link of it). Give the new object its own node
+		 * ID: the kernel may still hold the old one, and a removed
+		 * directory there refuses new entries. The old inode dies
+		 * with its last reference; it stays in the table (for
+		 * teardown) but is never found. */
 		in->stale = true;
 		in = NULL;
 	}
