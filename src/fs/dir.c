@@ -673,7 +673,8 @@ struct rename_args {
 	int sfd;	   /* the source's parent */
 	const char *sname; /* the source's stored name */
 	unsigned flags;
-	bool dirs; /* a directory onto a directory, no flags */
+	bool dirs; /* a directory onto a directory, no flags but
+		    * RENAME_WHITEOUT */
 };
 
 static int make_rename(int dfd, const char *stored, void *arg)
@@ -687,8 +688,8 @@ static int make_rename(int dfd, const char *stored, void *arg)
 	if ((rc == -ENOTEMPTY || rc == -EEXIST) && a->dirs) {
 		rc = rmdir_at(a->fs, dfd, stored, &st);
 		if (!rc)
-			rc = renameat2(a->sfd, a->sname, dfd, stored, 0) < 0 ?
-				     -errno : 0;
+			rc = renameat2(a->sfd, a->sname, dfd, stored,
+				       a->flags) < 0 ? -errno : 0;
 	}
 	return rc;
 }
@@ -729,12 +730,14 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 	a.flags = flags;
 	/* A target directory that still holds its diriv is removed the
 	 * gocryptfs way if it is otherwise empty, and the rename retried. */
-	a.dirs = !flags && have_dst && S_ISDIR(dst.st_mode) &&
-		 S_ISDIR(sst.st_mode);
+	a.dirs = !(flags & ~(unsigned)RENAME_WHITEOUT) && have_dst &&
+		 S_ISDIR(dst.st_mode) && S_ISDIR(sst.st_mode);
 	rc = make_entry(dfd, &dn, make_rename, &a);
 	if (rc)
 		goto out;
-	if (!(flags & RENAME_EXCHANGE))
+	/* After an exchange or with a whiteout, the source name still
+	 * exists and keeps its sidecar. */
+	if (!(flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)))
 		sidecar_remove(sfd, &sn);
 
 	sin = inode_find_pin(fs, sst.st_dev, sst.st_ino);

@@ -402,7 +402,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	int rc;
 
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	/* RENAME_WHITEOUT (overlayfs upper layers) goes to the backing
+	 * rename: the whiteout, a 0/0 character device, gets the source's
+	 * encrypted name, as gocryptfs does. */
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE |
+				RENAME_WHITEOUT))
 		rc = -EINVAL;
 	else
 		rc = dir_rename(get_fs(req), get_in(req, parent), name,
