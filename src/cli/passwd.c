@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * -passwd: re-wrap the same master key with a new password and a fresh
- * scrypt salt (spec §1.8), keeping every other field of the config. With
- * -masterkey no old password is needed and the old config is kept as
- * gocryptfs.conf.bak (a hard link, refused if it exists).
+ * scrypt salt (spec §1.8), keeping every other field of the config, and
+ * the key layout of a legacy config without HKDF. With -masterkey no old
+ * password is needed and the old config is kept as gocryptfs.conf.bak (a
+ * hard link, refused if it exists).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,24 +68,18 @@ int cli_passwd(const struct args *a)
 		ex = EXIT_SCRYPT_PARAMS;
 		goto out;
 	}
-	if (a->masterkey || a->zerokey) {
+	if (a->masterkey || a->zerokey)
 		ex = cli_get_masterkey(a, key);
-	} else {
-		/* -passfile/-extpass give the old password only (as
-		 * gocryptfs >= 2.5). */
+	else
 		ex = cli_unlock(a, &c, key, "Old password: ");
-	}
 	if (ex)
 		goto out;
 	logn = a->scryptn >= 0 ? a->scryptn : conf_logn(&c);
-	if (!conf_has(&c, CONF_FLAG_HKDF)) {
-		cli_err("-passwd on a legacy filesystem without HKDF is not "
-			"supported");
-		ex = EXIT_DEPRECATED_FS;
-		goto out;
-	}
+	/* As gocryptfs 2.3 (Debian 12): -passfile/-extpass give the new
+	 * password too (2.5 and later read it from the terminal or stdin
+	 * only). */
 	cli_say("Please enter your new password.");
-	ex = cli_read_password(&pw, NULL, "New password: ", true);
+	ex = cli_read_password(&pw, a, "New password: ", true);
 	if (ex)
 		goto out;
 	if (a->masterkey || a->zerokey) {

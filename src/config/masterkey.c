@@ -2,8 +2,9 @@
 /*
  * Master key wrapping (spec §1.6). The KEK path is scrypt -> HKDF("AES-GCM
  * file content encryption") -> AES-256-GCM with a 16-byte nonce through the
- * aead.h interface; the legacy no-HKDF path needs a 12-byte GCM nonce, which
- * no content cipher uses, so it calls EVP directly.
+ * aead.h interface; the legacy no-HKDF path (KEK = scrypt output) needs a
+ * 12-byte GCM nonce, which no content cipher uses, so it calls EVP
+ * directly.
  */
 #include "config/masterkey.h"
 #include "common/secmem.h"
@@ -58,36 +59,44 @@ out:
 	return rc;
 }
 
-static int open_legacy(uint8_t key[static MASTERKEY_LEN],
-		       const uint8_t kek[static 32], const uint8_t *blob)
+/* The legacy layout (spec §1.6): AES-256-GCM under kek with a 12-byte
+ * nonce, blob = nonce || ct || tag. enc: seal the 32 bytes in into out and
+ * tag; else open in with tag into out. */
+static int crypt_legacy(int enc, const uint8_t kek[static 32],
+			const uint8_t nonce[static LEGACY_NONCE_LEN],
+			const uint8_t *in, uint8_t *out,
+			uint8_t tag[static AEAD_TAG_LEN])
 {
-	const uint8_t *nonce = blob, *ct = blob + LEGACY_NONCE_LEN;
-	uint8_t tag[AEAD_TAG_LEN];
+	uint8_t tmp[MASTERKEY_LEN];
 	EVP_CIPHER_CTX *ctx;
-	int outl = 0, rc = -EACCES;
+	int outl = 0, rc = -EIO;
 
-	memcpy(tag, ct + MASTERKEY_LEN, sizeof(tag));
 	ctx = EVP_CIPHER_CTX_new();
 	if (!ctx)
 		return -ENOMEM;
-	if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
+	if (EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL,
+			      enc) != 1 ||
 	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN,
 				LEGACY_NONCE_LEN, NULL) != 1 ||
-	    EVP_DecryptInit_ex(ctx, NULL, NULL, kek, nonce) != 1 ||
-	    EVP_DecryptUpdate(ctx, NULL, &outl, wrap_aad,
-			      sizeof(wrap_aad)) != 1 ||
-	    EVP_DecryptUpdate(ctx, key, &outl, ct, MASTERKEY_LEN) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, AEAD_TAG_LEN,
-				tag) != 1) {
-		rc = -EIO;
+	    EVP_CipherInit_ex(ctx, NULL, NULL, kek, nonce, enc) != 1 ||
+	    EVP_CipherUpdate(ctx, NULL, &outl, wrap_aad,
+			     sizeof(wrap_aad)) != 1 ||
+	    EVP_CipherUpdate(ctx, tmp, &outl, in, MASTERKEY_LEN) != 1 ||
+	    (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG,
+					 AEAD_TAG_LEN, tag) != 1))
+		goto out;
+	if (EVP_CipherFinal_ex(ctx, tmp + outl, &outl) != 1) {
+		rc = enc ? -EIO : -EACCES;
 		goto out;
 	}
-	if (EVP_DecryptFinal_ex(ctx, key + outl, &outl) == 1)
-		rc = 0;
+	if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG,
+				       AEAD_TAG_LEN, tag) != 1)
+		goto out;
+	memcpy(out, tmp, MASTERKEY_LEN);
+	rc = 0;
 out:
 	EVP_CIPHER_CTX_free(ctx);
-	if (rc)
-		secure_zero(key, MASTERKEY_LEN);
+	secure_zero(tmp, sizeof(tmp));
 	return rc;
 }
 
@@ -111,7 +120,12 @@ int masterkey_unwrap(const struct conf *c, const uint8_t *pw, size_t pwlen,
 	if (rc)
 		goto out;
 	if (!hkdf) {
-		rc = open_legacy(key, kek, c->enc_key);
+		uint8_t tag[AEAD_TAG_LEN];
+
+		memcpy(tag, c->enc_key + LEGACY_NONCE_LEN + MASTERKEY_LEN,
+		       sizeof(tag));
+		rc = crypt_legacy(0, kek, c->enc_key,
+				  c->enc_key + LEGACY_NONCE_LEN, key, tag);
 		goto out;
 	}
 	rc = kek_aead(&a, kek);
@@ -134,10 +148,10 @@ int masterkey_wrap(struct conf *c, unsigned logn, const uint8_t *pw,
 {
 	struct aead *a = NULL;
 	uint8_t kek[32];
+	int hkdf = conf_has(c, CONF_FLAG_HKDF);
 	int rc;
 
-	if (logn < MASTERKEY_MIN_LOGN || logn > MASTERKEY_MAX_LOGN ||
-	    !conf_has(c, CONF_FLAG_HKDF))
+	if (logn < MASTERKEY_MIN_LOGN || logn > MASTERKEY_MAX_LOGN)
 		return -EINVAL;
 	if (RAND_bytes(c->scrypt.salt, 32) != 1)
 		return -EIO;
@@ -146,9 +160,24 @@ int masterkey_wrap(struct conf *c, unsigned logn, const uint8_t *pw,
 	c->scrypt.r = 8;
 	c->scrypt.p = 1;
 	c->scrypt.key_len = 32;
-	rc = derive_kek(kek, c, pw, pwlen, 1);
+	rc = derive_kek(kek, c, pw, pwlen, hkdf);
 	if (rc)
 		goto out;
+	if (!hkdf) {
+		/* A legacy config keeps its layout, as gocryptfs 2.3 does on
+		 * -passwd (its flags say how to unwrap). */
+		if (RAND_bytes(c->enc_key, LEGACY_NONCE_LEN) != 1) {
+			rc = -EIO;
+			goto out;
+		}
+		rc = crypt_legacy(1, kek, c->enc_key, key,
+				  c->enc_key + LEGACY_NONCE_LEN,
+				  c->enc_key + LEGACY_NONCE_LEN +
+					  MASTERKEY_LEN);
+		if (!rc)
+			c->enc_key_len = LEGACY_BLOB_LEN;
+		goto out;
+	}
 	rc = kek_aead(&a, kek);
 	if (rc)
 		goto out;

@@ -4,8 +4,8 @@
  * the password gives a key-encryption key (through HKDF on v1.3+ configs),
  * which seals the 32-byte master key with AES-256-GCM (16-byte nonce, AAD
  * of 8 zero bytes). Legacy configs without HKDF (12-byte nonce, KEK =
- * scrypt output) can be unwrapped but are never written. Every intermediate
- * secret is wiped before return.
+ * scrypt output) keep that layout when re-wrapped (-passwd, as gocryptfs
+ * 2.3). Every intermediate secret is wiped before return.
  */
 #ifndef CONFIG_MASTERKEY_H
 #define CONFIG_MASTERKEY_H
@@ -31,9 +31,9 @@ int masterkey_unwrap(const struct conf *c, const uint8_t *pw, size_t pwlen,
 
 /*
  * Wrap key with pw into c: fresh 32-byte salt, N = 2^logn, R 8, P 1,
- * KeyLen 32, fresh nonce; sets c->enc_key. The HKDF layout is always used,
- * so c must carry the HKDF flag. Returns 0, -EINVAL (logn out of range, no
- * HKDF flag), -ENOMEM or -EIO.
+ * KeyLen 32, fresh nonce; sets c->enc_key in the layout c's flags name:
+ * HKDF (16-byte nonce) or legacy (12-byte nonce). Returns 0, -EINVAL (logn
+ * out of range), -ENOMEM or -EIO.
  */
 int masterkey_wrap(struct conf *c, unsigned logn, const uint8_t *pw,
 		   size_t pwlen, const uint8_t key[static MASTERKEY_LEN]);

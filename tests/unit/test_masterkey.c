@@ -160,6 +160,50 @@ TEST(unwrap_legacy_no_hkdf)
 	conf_fini(&c);
 }
 
+/* No HKDF flag: the legacy layout is written (as gocryptfs 2.3 -passwd
+ * does), checked here with libscrypt and EVP directly. */
+TEST(wrap_legacy_no_hkdf)
+{
+	static const uint8_t zero_aad[8];
+	uint8_t key[MASTERKEY_LEN], back[MASTERKEY_LEN], kek[32];
+	EVP_CIPHER_CTX *ctx;
+	struct conf c;
+	int outl;
+
+	conf_init(&c);
+	conf_add_flag(&c, CONF_FLAG_GCMIV128);
+	conf_add_flag(&c, CONF_FLAG_DIRIV);
+	conf_add_flag(&c, CONF_FLAG_EMENAMES);
+	c.version = 2;
+	ASSERT_INT_EQ(masterkey_generate(key), 0);
+	ASSERT_INT_EQ(masterkey_wrap(&c, 10, (const uint8_t *)"pw", 2, key),
+		      0);
+	ASSERT_INT_EQ(c.enc_key_len, 60);
+	ASSERT_INT_EQ(masterkey_unwrap(&c, (const uint8_t *)"pw", 2, back), 0);
+	ASSERT_MEM_EQ(back, key, 32);
+	ASSERT_INT_EQ(masterkey_unwrap(&c, (const uint8_t *)"pW", 2, back),
+		      -EACCES);
+	ASSERT_INT_EQ(libscrypt_scrypt((const uint8_t *)"pw", 2,
+				       c.scrypt.salt, 32, 1024, 8, 1, kek, 32),
+		      0);
+	memset(back, 0, sizeof(back));
+	ctx = EVP_CIPHER_CTX_new();
+	ASSERT(ctx != NULL);
+	ASSERT(EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL,
+				  NULL) == 1);
+	ASSERT(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 12, NULL) ==
+	       1);
+	ASSERT(EVP_DecryptInit_ex(ctx, NULL, NULL, kek, c.enc_key) == 1);
+	ASSERT(EVP_DecryptUpdate(ctx, NULL, &outl, zero_aad, 8) == 1);
+	ASSERT(EVP_DecryptUpdate(ctx, back, &outl, c.enc_key + 12, 32) == 1);
+	ASSERT(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16,
+				   c.enc_key + 44) == 1);
+	ASSERT(EVP_DecryptFinal_ex(ctx, back + outl, &outl) == 1);
+	EVP_CIPHER_CTX_free(ctx);
+	ASSERT_MEM_EQ(back, key, 32);
+	conf_fini(&c);
+}
+
 TEST(wrap_roundtrip)
 {
 	uint8_t key[MASTERKEY_LEN], back[MASTERKEY_LEN];
@@ -168,9 +212,6 @@ TEST(wrap_roundtrip)
 
 	conf_init(&c);
 	ASSERT_INT_EQ(masterkey_generate(key), 0);
-	/* No HKDF flag: refused (legacy configs are never written). */
-	ASSERT_INT_EQ(masterkey_wrap(&c, 10, (const uint8_t *)"pw", 2, key),
-		      -EINVAL);
 	conf_add_flag(&c, CONF_FLAG_HKDF);
 	ASSERT_INT_EQ(masterkey_wrap(&c, 9, (const uint8_t *)"pw", 2, key),
 		      -EINVAL);
@@ -383,6 +424,6 @@ TEST(stdin_lines)
 }
 
 RUN_TESTS(T(unwrap_vectors), T(wrong_password_and_tamper),
-	  T(unwrap_legacy_no_hkdf),
+	  T(unwrap_legacy_no_hkdf), T(wrap_legacy_no_hkdf),
 	  T(wrap_roundtrip), T(parse_and_format), T(passfile_rules),
 	  T(extpass_rules), T(stdin_lines))
