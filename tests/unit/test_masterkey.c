@@ -106,6 +106,16 @@ TEST(wrong_password_and_tamper)
 	conf_fini(&c);
 }
 
+/* The flags of a gocryptfs <= 1.2 config: no HKDF. */
+static void legacy_conf_init(struct conf *c)
+{
+	conf_init(c);
+	conf_add_flag(c, CONF_FLAG_GCMIV128);
+	conf_add_flag(c, CONF_FLAG_DIRIV);
+	conf_add_flag(c, CONF_FLAG_EMENAMES);
+	c->version = 2;
+}
+
 /* A gocryptfs <= 1.2 config (no HKDF, spec §1.6 legacy layout), built here
  * with libscrypt and EVP directly: 12-byte nonce, KEK = scrypt output. */
 TEST(unwrap_legacy_no_hkdf)
@@ -116,11 +126,7 @@ TEST(unwrap_legacy_no_hkdf)
 	struct conf c;
 	int outl;
 
-	conf_init(&c);
-	conf_add_flag(&c, CONF_FLAG_GCMIV128);
-	conf_add_flag(&c, CONF_FLAG_DIRIV);
-	conf_add_flag(&c, CONF_FLAG_EMENAMES);
-	c.version = 2;
+	legacy_conf_init(&c);
 	c.scrypt.salt_len = 32;
 	for (size_t i = 0; i < 32; i++) {
 		c.scrypt.salt[i] = (uint8_t)(i * 7 + 1);
@@ -170,11 +176,7 @@ TEST(wrap_legacy_no_hkdf)
 	struct conf c;
 	int outl;
 
-	conf_init(&c);
-	conf_add_flag(&c, CONF_FLAG_GCMIV128);
-	conf_add_flag(&c, CONF_FLAG_DIRIV);
-	conf_add_flag(&c, CONF_FLAG_EMENAMES);
-	c.version = 2;
+	legacy_conf_init(&c);
 	ASSERT_INT_EQ(masterkey_generate(key), 0);
 	ASSERT_INT_EQ(masterkey_wrap(&c, 10, (const uint8_t *)"pw", 2, key),
 		      0);
