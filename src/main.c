@@ -66,6 +66,7 @@ static const struct action actions[] = {
 	ACT("-info", info, cli_info),
 	ACT("-speed", speed, cli_speed),
 	ACT("-dumpmasterkey", dumpmasterkey, cli_dumpmasterkey),
+	ACT("-xray", xray, cli_xray),
 };
 
 static bool is_set(const struct args *a, const struct action *act)
@@ -90,6 +91,9 @@ static int dispatch(const struct args *a)
 			"-passfile, -extpass or -masterkey");
 		return EXIT_FIDO2;
 	}
+	/* gocryptfs-xray's spelling: -xray -dumpmasterkey CONFIG */
+	if (a->xray && a->dumpmasterkey)
+		return cli_dumpmasterkey(a);
 	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
 		if (is_set(a, &actions[i])) {
 			pick = &actions[i];

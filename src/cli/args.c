@@ -47,6 +47,7 @@ static const struct flag flags[] = {
 	B("init", init), B("passwd", passwd), B("info", info),
 	B("speed", speed), B("version", version), B("h", help),
 	B("help", help), B("dumpmasterkey", dumpmasterkey),
+	B("xray", xray),
 	B("aessiv", aessiv), B("xchacha", xchacha), B("gcm", gcm),
 	B("plaintextnames", plaintextnames),
 	B("deterministic-names", deterministic_names),

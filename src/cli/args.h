@@ -18,6 +18,7 @@
 struct args {
 	/* actions */
 	bool init, passwd, info, speed, version, help, dumpmasterkey;
+	bool xray;
 	/* filesystem creation / -masterkey mount settings */
 	bool aessiv, xchacha, gcm, plaintextnames, deterministic_names;
 	bool reverse, hkdf, raw64, zerokey;

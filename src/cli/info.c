@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * -info: the config's metadata (spec §6.2), never a secret; and the hidden
- * -dumpmasterkey (like gocryptfs-xray -dumpmasterkey), which prints the
- * unwrapped master key as hex.
+ * -dumpmasterkey CIPHERDIR|CONFIG (like gocryptfs-xray -dumpmasterkey),
+ * which prints the unwrapped master key as hex.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli/actions.h"
 #include "cli/args.h"
@@ -42,6 +44,25 @@ out:
 	return ex;
 }
 
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* -dumpmasterkey CONFIG, as gocryptfs-xray takes it: the config file
+ * itself instead of its CIPHERDIR. */
+static int conf_of_file(const char *file, struct conf *c, char **path)
+{
+	*path = strdup(file);
+	if (!*path) {
+		conf_init(c);
+		return EXIT_OTHER;
+	}
+	return cli_load_conf(c, *path, false);
+}
+
 int cli_dumpmasterkey(const struct args *a)
 {
 	uint8_t *key = NULL;
@@ -50,8 +71,12 @@ int cli_dumpmasterkey(const struct args *a)
 	int ex;
 
 	key = secmem_alloc(MASTERKEY_LEN);
-	ex = key ? cli_conf_of_dir(a, "-dumpmasterkey", false, &c, &path)
-		 : EXIT_OTHER;
+	if (!key)
+		ex = EXIT_OTHER;
+	else if (a->npos == 1 && !a->config && is_file(a->pos[0]))
+		ex = conf_of_file(a->pos[0], &c, &path);
+	else
+		ex = cli_conf_of_dir(a, "-dumpmasterkey", false, &c, &path);
 	if (!ex)
 		ex = cli_unlock(a, &c, key, NULL);
 	if (ex)
