@@ -25,6 +25,7 @@ enum ftype {
 	F_LONG,
 	F_PASSFILE,
 	F_EXTPASS,
+	F_BADNAME,
 	F_OPTS,		/* -o */
 	F_DURATION,	/* Go duration, into a long long of nanoseconds */
 	F_OPENSSL,	/* true|false|auto */
@@ -63,6 +64,7 @@ static const struct flag flags[] = {
 	S("cipher-impl", impl), S("force-impl", impl), S("impl", impl),
 	{ "passfile", F_PASSFILE, 0 },
 	{ "extpass", F_EXTPASS, 0 },
+	{ "badname", F_BADNAME, 0 },
 	{ "o", F_OPTS, 0 },
 	B("dev", dev), B("nodev", nodev), B("suid", suid),
 	B("nosuid", nosuid), B("exec", exec), B("noexec", noexec),
@@ -320,6 +322,13 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 			return -EINVAL;
 		}
 		a->extpass[a->nextpass++] = val;
+		return 0;
+	case F_BADNAME:
+		if (a->nbadname >= ARGS_MAX_MULTI) {
+			seterr(err, "too many -badname flags");
+			return -EINVAL;
+		}
+		a->badname[a->nbadname++] = val;
 		return 0;
 	case F_OPTS:
 		return apply_opts(a, val, err);

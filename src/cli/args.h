@@ -46,6 +46,9 @@ struct args {
 	size_t npassfiles;
 	const char *extpass[ARGS_MAX_MULTI];
 	size_t nextpass;
+	/* -badname globs, repeatable */
+	const char *badname[ARGS_MAX_MULTI];
+	size_t nbadname;
 	/* positional arguments */
 	const char *pos[2];
 	size_t npos;

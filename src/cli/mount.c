@@ -154,6 +154,8 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 	fo->acl = a->acl;
 	fo->serialize_reads = a->serialize_reads;
 	fo->idle_ns = a->idle_ns;
+	fo->badname = a->badname;
+	fo->nbadname = a->nbadname;
 }
 
 static int run_fs(struct cli_chain *ch, const struct args *a,

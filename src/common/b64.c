@@ -132,3 +132,28 @@ int b64_decode(uint8_t *out, size_t cap, size_t *outlen, const char *in,
 	*outlen = o;
 	return 0;
 }
+
+int b64_set_unused_bits(char *s, size_t len, enum b64_variant v,
+			unsigned bits, unsigned *nbits)
+{
+	const char *a = v == B64_STD ? std_alpha : url_alpha;
+	const uint8_t *t = v == B64_STD ? dec_std : dec_url;
+	unsigned mask, val;
+
+	*nbits = 0;
+	if (padded(v)) {
+		if (len && s[len - 1] == '=')
+			len--;
+		if (len && s[len - 1] == '=')
+			len--;
+	}
+	if (len % 4 < 2)
+		return -1;
+	val = t[(uint8_t)s[len - 1]];
+	if (val & 0x80)
+		return -1;
+	*nbits = len % 4 == 2 ? 4 : 2;
+	mask = (1u << *nbits) - 1;
+	s[len - 1] = a[(val & ~mask) | (bits & mask)];
+	return (int)(len - 1);
+}

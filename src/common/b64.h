@@ -30,6 +30,14 @@ size_t b64_decoded_max(size_t len);
  * bytes; out is NUL-terminated. Returns the encoded length. */
 size_t b64_encode(char *out, const uint8_t *in, size_t n, enum b64_variant v);
 
+/* The last data character of the len characters s (variant v) may carry
+ * unused low bits: *nbits gets their count (2 or 4), and they are set to
+ * bits. Returns that character's position, or -1 (and *nbits 0) if there
+ * are no such bits or the character is not in the alphabet. gocryptfs 2.3
+ * decoded names without checking these bits (-badname shows its view). */
+int b64_set_unused_bits(char *s, size_t len, enum b64_variant v,
+			unsigned bits, unsigned *nbits);
+
 /* Decode len characters of in into out (capacity cap). On success stores the
  * byte count in *outlen and returns 0. Returns -EINVAL for anything that is
  * not the canonical encoding in variant v, -ENOSPC if cap is too small. */

@@ -198,8 +198,7 @@ int names_decrypt(const struct names *n, const uint8_t iv[static 16],
 int names_store_name(const struct names *n, const char *cname, char *stored,
 		     size_t cap)
 {
-	size_t len = strlen(cname), pfx = strlen(NAMES_LONG_PREFIX);
-	uint8_t hash[32];
+	size_t len = strlen(cname);
 	int rc;
 
 	if (n->p.plaintext || len <= n->p.longnamemax) {
@@ -208,6 +207,17 @@ int names_store_name(const struct names *n, const char *cname, char *stored,
 		memcpy(stored, cname, len + 1);
 		return 0;
 	}
+	rc = names_long_name(n, cname, stored, cap);
+	return rc ? rc : 1;
+}
+
+int names_long_name(const struct names *n, const char *cname, char *stored,
+		    size_t cap)
+{
+	size_t len = strlen(cname), pfx = strlen(NAMES_LONG_PREFIX);
+	uint8_t hash[32];
+	int rc;
+
 	/* spec §4.5: SHA-256 of the base64 text, names-b64 encoded */
 	if (pfx + b64_encoded_len(sizeof(hash), n->b64) + 1 > cap)
 		return -ENAMETOOLONG;
@@ -216,7 +226,7 @@ int names_store_name(const struct names *n, const char *cname, char *stored,
 		return rc;
 	memcpy(stored, NAMES_LONG_PREFIX, pfx);
 	b64_encode(stored + pfx, hash, sizeof(hash), n->b64);
-	return 1;
+	return 0;
 }
 
 static bool has_prefix(const char *s, const char *pfx)
@@ -325,6 +335,86 @@ int names_decrypt_symlink(const struct names *n, const char *stored,
 	rc = 0;
 out:
 	free(buf);
+	return rc;
+}
+
+/* out = a || b || suffix, a name the kernel takes: at most 255 bytes, no
+ * '/' or NUL (gocryptfs 2.3 checks the result, not the parts). */
+static int badname_compose(char *out, size_t cap, const void *a, size_t alen,
+			   const char *b)
+{
+	size_t blen = strlen(b), slen = strlen(NAMES_BADNAME_SUFFIX);
+
+	if (memchr(a, '/', alen) || memchr(a, '\0', alen) || strchr(b, '/'))
+		return -EBADMSG;
+	if (alen + blen + slen > NAMES_MAX_PLAIN || alen + blen + slen >= cap)
+		return -ENAMETOOLONG;
+	memcpy(out, a, alen);
+	memcpy(out + alen, b, blen);
+	memcpy(out + alen + blen, NAMES_BADNAME_SUFFIX, slen + 1);
+	return 0;
+}
+
+int names_badname_display(const struct names *n, const uint8_t iv[static 16],
+			  const char *enc, char *out, size_t cap)
+{
+	const uint8_t *tweak = n->p.diriv ? iv : zero_iv;
+	size_t len = strlen(enc), min = b64_encoded_len(16, n->b64);
+	char pre[NAMES_MAX_CNAME];
+	uint8_t buf[PADDED_MAX];
+	unsigned nbits;
+	long plen;
+
+	if (n->p.plaintext)
+		return -EINVAL;
+	if (len > NAMES_MAX_CNAME - 1)
+		len = NAMES_MAX_CNAME - 1;
+	/* As 2.3: the first prefix that decrypts and unpads wins, whatever
+	 * bytes it holds; the composed name is checked. */
+	for (size_t l = len; l >= min; l--) {
+		memcpy(pre, enc, l);
+		pre[l] = '\0';
+		b64_set_unused_bits(pre, l, n->b64, 0, &nbits);
+		plen = open_name(n, tweak, pre, l, buf);
+		if (plen >= 0)
+			return badname_compose(out, cap, buf, (size_t)plen,
+					       enc + l);
+	}
+	return badname_compose(out, cap, enc, strlen(enc), "");
+}
+
+int names_badname_stored(const struct names *n, const uint8_t iv[static 16],
+			 const char *display, names_badname_fn *fn, void *arg)
+{
+	const uint8_t *tweak = n->p.diriv ? iv : zero_iv;
+	char d[NAMES_MAX_PLAIN + 1];
+	char c[NAMES_MAX_CNAME + NAMES_MAX_PLAIN + 1];
+	size_t dlen = strlen(display), slen = strlen(NAMES_BADNAME_SUFFIX);
+	unsigned nbits;
+	int rc;
+
+	if (n->p.plaintext || dlen <= slen || dlen > NAMES_MAX_PLAIN ||
+	    strcmp(display + dlen - slen, NAMES_BADNAME_SUFFIX))
+		return 0;
+	dlen -= slen;
+	memcpy(d, display, dlen);
+	d[dlen] = '\0';
+	rc = fn(d, arg);
+	for (size_t i = dlen; !rc && i > 0; i--) {
+		size_t cl;
+
+		if (seal_name(n, tweak, d, i, c, NAMES_MAX_CNAME))
+			continue;
+		cl = strlen(c);
+		memcpy(c + cl, d + i, dlen - i + 1);
+		/* Every spelling 2.3 decoded the same: the canonical one,
+		 * then those with other unused bits in its last character. */
+		b64_set_unused_bits(c, cl, n->b64, 0, &nbits);
+		for (unsigned k = 0; !rc && k < (1u << nbits); k++) {
+			b64_set_unused_bits(c, cl, n->b64, k, &nbits);
+			rc = fn(c, arg);
+		}
+	}
 	return rc;
 }
 

@@ -26,6 +26,8 @@
 /* Largest accepted .name sidecar (spec §4.5). */
 #define NAMES_MAX_SIDECAR 344
 #define NAMES_XATTR_PREFIX "user.gocryptfs."
+/* What -badname appends to the names it shows (spec §4.6). */
+#define NAMES_BADNAME_SUFFIX " GOCRYPTFS_BAD_NAME"
 
 struct content;
 struct names;
@@ -64,6 +66,10 @@ int names_decrypt(const struct names *n, const uint8_t iv[static 16],
  * cname to stored and return 0. cap >= NAMES_MAX_CNAME. */
 int names_store_name(const struct names *n, const char *cname, char *stored,
 		     size_t cap);
+/* The long form "gocryptfs.longname.<b64 sha256>" of cname, whatever its
+ * length. Returns 0 or -ENAMETOOLONG / -EIO. */
+int names_long_name(const struct names *n, const char *cname, char *stored,
+		    size_t cap);
 /* "gocryptfs.longname.X" (not the sidecar). */
 bool names_is_long(const char *stored);
 /* "gocryptfs.longname.X.name". */
@@ -71,6 +77,27 @@ bool names_is_sidecar(const char *stored);
 /* Entries hidden from listings in a directory (root: is_root). */
 bool names_is_internal(const struct names *n, const char *stored,
 		       bool is_root);
+
+/* -badname (spec §4.6): the name shown for an encrypted name enc (a stored
+ * name, or the content of a long name's .name file) that does not decrypt,
+ * as gocryptfs 2.3 shows it: the longest prefix of at least 16 bytes'
+ * worth of names-b64 that decrypts and unpads (with 2.3's base64, which
+ * ignored unused trailing bits), then the rest of enc, then
+ * NAMES_BADNAME_SUFFIX; enc and the suffix if no prefix decrypts. out gets
+ * the NUL-terminated name (cap > NAMES_MAX_PLAIN). Returns 0, or (not
+ * shown) -EBADMSG for a result with '/' or NUL, -ENAMETOOLONG for one
+ * longer than 255 bytes, -EINVAL with plaintext names. */
+int names_badname_display(const struct names *n, const uint8_t iv[static 16],
+			  const char *enc, char *out, size_t cap);
+/* The encrypted names whose -badname display could be display: calls
+ * fn(enc, arg) for each (display without the suffix itself, then each
+ * prefix encrypted, in every spelling 2.3 read the same, with the rest),
+ * until fn returns nonzero, which is returned; 0 when it never did. The
+ * caller checks which one exists and shows as display. */
+typedef int names_badname_fn(const char *stored, void *arg);
+int names_badname_stored(const struct names *n, const uint8_t iv[static 16],
+			 const char *display, names_badname_fn *fn,
+			 void *arg);
 
 /* Symlink target (spec §4.9): out gets names-b64(seal(target)), or the
  * target itself for plaintext names. Returns 0 or -ENAMETOOLONG / -EIO. */

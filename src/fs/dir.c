@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/secmem.h"
+#include "fs/badname.h"
 #include "fs/dir.h"
 #include "fs/file.h"
 #include "fs/inode.h"
@@ -145,6 +146,28 @@ static int enc_name_iv(struct fs *fs, const uint8_t *iv, const char *name,
 }
 
 /* Plaintext name -> stored name in dir. */
+/* -badname: name carries the suffix. A real name with the suffix first,
+ * as gocryptfs does; else the entry shown under that name; nothing new
+ * can be made under such a name. */
+static int enc_badname(struct fs *fs, struct inode *dir, int dfd,
+		       const uint8_t *iv, const char *name, struct dname *dn)
+{
+	struct badname_hit hit;
+	struct stat st;
+	int rc;
+
+	if (fstatat(dfd, dn->stored, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	rc = badname_resolve(fs, dfd, dir == &fs->root, iv, name, read_small,
+			     &hit);
+	if (rc)
+		return rc;
+	strcpy(dn->stored, hit.stored);
+	strcpy(dn->cname, hit.cname);
+	dn->is_long = hit.is_long;
+	return 0;
+}
+
 static int enc_name(struct fs *fs, struct inode *dir, int dfd,
 		    const char *name, struct dname *dn)
 {
@@ -159,7 +182,10 @@ static int enc_name(struct fs *fs, struct inode *dir, int dfd,
 	rc = dir_iv(fs, dir, dfd, iv);
 	if (rc)
 		return rc;
-	return enc_name_iv(fs, iv, name, dn);
+	rc = enc_name_iv(fs, iv, name, dn);
+	if (rc || !badname_wanted(fs, name))
+		return rc;
+	return enc_badname(fs, dir, dfd, iv, name, dn);
 }
 
 static void sidecar_path(const struct dname *dn, char *out, size_t cap)
@@ -905,6 +931,26 @@ static int dec_stored(struct fs *fs, int dfd, const uint8_t *iv,
 
 /* Decrypt one listed backing name. Returns 0, 1 to hide it (an internal
  * file) or 2 to hide it as broken (*why says how). */
+/* -badname: the name to show for stored, which did not decrypt; 0, or 1
+ * to hide it. The encrypted name of a long name is its .name content. */
+static int dec_badname(struct fs *fs, int dfd, const uint8_t *iv,
+		       const char *stored, char *name)
+{
+	char side[SIDECAR_NAME_MAX];
+	char cname[NAMES_MAX_SIDECAR + 1];
+	size_t len;
+
+	if (!names_is_long(stored))
+		return badname_show(fs, iv, stored, name);
+	snprintf(side, sizeof(side), "%s%s", stored, NAMES_LONG_SUFFIX);
+	if (read_small(dfd, side, (uint8_t *)cname, NAMES_MAX_SIDECAR + 1,
+		       &len) ||
+	    len == 0 || len > NAMES_MAX_SIDECAR)
+		return 1;
+	cname[len] = 0;
+	return badname_show(fs, iv, cname, name);
+}
+
 static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 		     const uint8_t *iv, const char *stored, char *name,
 		     const char **why)
@@ -918,6 +964,8 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 		return 0;
 	}
 	rc = dec_stored(fs, dfd, iv, stored, name);
+	if (rc == -EBADMSG && !dec_badname(fs, dfd, iv, stored, name))
+		return 0;
 	if (rc == -EBADMSG) {
 		*why = "undecryptable name";
 		return 2;

@@ -9,6 +9,7 @@
 #define FS_FS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct content;
 struct names;
@@ -38,6 +39,10 @@ struct fs_options {
 	bool serialize_reads;	/* -serialize_reads: one READ at a time */
 	const char *ctlsock;	/* -ctlsock: absolute socket path, or NULL */
 	long long idle_ns;	/* -idle: unmount when idle this long; 0 never */
+	/* -badname globs (borrowed: must outlive the fs); names that do not
+	 * decrypt and match one are shown (spec §4.6) */
+	const char *const *badname;
+	size_t nbadname;
 	/* Called in the process that will serve requests, after a fork to
 	 * the background (if any) and before the first request: e.g. to relock
 	 * key memory and log the chosen implementation. May be NULL. */

@@ -85,4 +85,38 @@ TEST(strict_rejects)
 	ASSERT_INT_EQ(b64_decode(dec, 2, &n, "Zm9v", 4, B64_URL), -ENOSPC);
 }
 
-RUN_TESTS(T(rfc4648_roundtrip), T(alphabets_differ), T(strict_rejects))
+/* The unused bits of the last character (what gocryptfs 2.3 ignored). */
+TEST(unused_bits)
+{
+	char s[16];
+	uint8_t out[16];
+	size_t n;
+	unsigned nb;
+
+	strcpy(s, "QUJD");	/* "ABC": no unused bits */
+	ASSERT_INT_EQ(b64_set_unused_bits(s, 4, B64_URL_RAW, 3, &nb), -1);
+	ASSERT_INT_EQ(nb, 0);
+	ASSERT_STR_EQ(s, "QUJD");
+	strcpy(s, "QQ");	/* "A": 4 unused bits */
+	ASSERT_INT_EQ(b64_set_unused_bits(s, 2, B64_URL_RAW, 5, &nb), 1);
+	ASSERT_INT_EQ(nb, 4);
+	ASSERT_STR_EQ(s, "QV");
+	ASSERT_INT_EQ(b64_decode(out, sizeof(out), &n, s, 2, B64_URL_RAW),
+		      -EINVAL);
+	ASSERT_INT_EQ(b64_set_unused_bits(s, 2, B64_URL_RAW, 0, &nb), 1);
+	ASSERT_STR_EQ(s, "QQ");
+	ASSERT_INT_EQ(b64_decode(out, sizeof(out), &n, s, 2, B64_URL_RAW), 0);
+	ASSERT(n == 1 && out[0] == 'A');
+	strcpy(s, "QUI=");	/* "AB": 2 unused bits, padded */
+	ASSERT_INT_EQ(b64_set_unused_bits(s, 4, B64_URL, 3, &nb), 2);
+	ASSERT_INT_EQ(nb, 2);
+	ASSERT_STR_EQ(s, "QUL=");
+	ASSERT_INT_EQ(b64_set_unused_bits(s, 4, B64_URL, 0, &nb), 2);
+	ASSERT_STR_EQ(s, "QUI=");
+	strcpy(s, "Q!");	/* not in the alphabet */
+	ASSERT_INT_EQ(b64_set_unused_bits(s, 2, B64_URL_RAW, 0, &nb), -1);
+	ASSERT_INT_EQ(nb, 0);
+}
+
+RUN_TESTS(T(rfc4648_roundtrip), T(alphabets_differ), T(strict_rejects),
+	  T(unused_bits))

@@ -833,9 +833,79 @@ TEST(valid_plain)
 	ASSERT(!names_valid_plain("a\0", 2));
 }
 
+struct bad_find {
+	const char *want;
+	int seen;
+};
+
+static int bad_find(const char *enc, void *arg)
+{
+	struct bad_find *f = arg;
+
+	f->seen++;
+	return strcmp(enc, f->want) == 0;
+}
+
+/* -badname display names (spec §4.6) and their way back. */
+TEST(badname)
+{
+	struct names *n = NULL;
+	struct names_params p = { .raw64 = true, .diriv = true,
+				  .longnamemax = 255 };
+	uint8_t key[32] = { 7 }, iv[16] = { 8 };
+	char c[NAMES_MAX_CNAME], s[2 * NAMES_MAX_CNAME], out[300];
+	struct bad_find f;
+	unsigned nb;
+
+	ASSERT_INT_EQ(names_new(&n, key, &p, NULL), 0);
+	ASSERT_INT_EQ(names_encrypt(n, iv, "hello.txt", c, sizeof(c)), 0);
+	ASSERT_INT_EQ(strlen(c), 22);
+	/* a sync tool's suffix: the prefix decrypts */
+	snprintf(s, sizeof(s), "%s.bak", c);
+	ASSERT_INT_EQ(names_badname_display(n, iv, s, out, sizeof(out)), 0);
+	ASSERT_STR_EQ(out, "hello.txt.bak GOCRYPTFS_BAD_NAME");
+	f.want = s;
+	f.seen = 0;
+	ASSERT_INT_EQ(names_badname_stored(n, iv, out, bad_find, &f), 1);
+	/* the prefix spelled with other unused bits: 2.3 read it alike */
+	snprintf(s, sizeof(s), "%sXYZ", c);
+	b64_set_unused_bits(s, 22, B64_URL_RAW, 9, &nb);
+	ASSERT_INT_EQ(nb, 4);
+	ASSERT(strncmp(s, c, 22) != 0);
+	ASSERT_INT_EQ(names_badname_display(n, iv, s, out, sizeof(out)), 0);
+	ASSERT_STR_EQ(out, "hello.txtXYZ GOCRYPTFS_BAD_NAME");
+	f.want = s;
+	ASSERT_INT_EQ(names_badname_stored(n, iv, out, bad_find, &f), 1);
+	/* shorter than 22 characters, or no prefix decrypts: as stored */
+	ASSERT_INT_EQ(names_badname_display(n, iv, "garbage name!!", out,
+					    sizeof(out)), 0);
+	ASSERT_STR_EQ(out, "garbage name!! GOCRYPTFS_BAD_NAME");
+	f.want = "garbage name!!";
+	f.seen = 0;
+	ASSERT_INT_EQ(names_badname_stored(n, iv, out, bad_find, &f), 1);
+	ASSERT_INT_EQ(f.seen, 1);
+	c[21] = 0;
+	ASSERT_INT_EQ(names_badname_display(n, iv, c, out, sizeof(out)), 0);
+	ASSERT(strncmp(out, c, 21) == 0);
+	/* a result longer than 255 bytes is not shown */
+	memset(s, 'G', 237);
+	s[237] = 0;
+	ASSERT_INT_EQ(names_badname_display(n, iv, s, out, sizeof(out)),
+		      -ENAMETOOLONG);
+	s[236] = 0;
+	ASSERT_INT_EQ(names_badname_display(n, iv, s, out, sizeof(out)), 0);
+	ASSERT_INT_EQ(strlen(out), 255);
+	/* names without the suffix lead nowhere */
+	f.seen = 0;
+	ASSERT_INT_EQ(names_badname_stored(n, iv, "hello.txt", bad_find, &f),
+		      0);
+	ASSERT_INT_EQ(f.seen, 0);
+	names_free(n);
+}
+
 RUN_TESTS(T(vectors_every_variant), T(spec_examples),
 	  T(decrypt_rejects_invalid_plaintext), T(decrypt_rejects_bad_padding),
 	  T(decrypt_rejects_bad_base64), T(encrypt_checks_and_length_table),
 	  T(long_name_threshold), T(listing_filter),
 	  T(deterministic_and_plaintext_modes), T(xattr_names),
-	  T(symlink_edge_cases), T(threads), T(valid_plain))
+	  T(symlink_edge_cases), T(threads), T(valid_plain), T(badname))
