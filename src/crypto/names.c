@@ -365,7 +365,7 @@ int names_badname_display(const struct names *n, const uint8_t iv[static 16],
 	unsigned nbits;
 	long plen;
 
-	if (n->p.plaintext)
+	if (n->p.plaintext || !len)
 		return -EINVAL;
 	if (len > NAMES_MAX_CNAME - 1)
 		len = NAMES_MAX_CNAME - 1;

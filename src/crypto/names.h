@@ -86,7 +86,7 @@ bool names_is_internal(const struct names *n, const char *stored,
  * NAMES_BADNAME_SUFFIX; enc and the suffix if no prefix decrypts. out gets
  * the NUL-terminated name (cap > NAMES_MAX_PLAIN). Returns 0, or (not
  * shown) -EBADMSG for a result with '/' or NUL, -ENAMETOOLONG for one
- * longer than 255 bytes, -EINVAL with plaintext names. */
+ * longer than 255 bytes, -EINVAL for an empty enc or plaintext names. */
 int names_badname_display(const struct names *n, const uint8_t iv[static 16],
 			  const char *enc, char *out, size_t cap);
 /* The encrypted names whose -badname display could be display: calls

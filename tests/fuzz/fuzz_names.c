@@ -14,7 +14,8 @@
  * (non-empty, no '/', no NUL, not "." or "..") and encrypts back to exactly
  * the input (so names are not malleable); the same round trip for xattr
  * names; a decrypted symlink target has the length the size function
- * predicts.
+ * predicts; a -badname display name is valid and leads back to its stored
+ * name.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -26,6 +27,31 @@
 #include "fuzz_keys.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int find_stored(const char *enc, void *arg)
+{
+	return strcmp(enc, arg) == 0;
+}
+
+/* -badname: a shown name is a valid name (at most 255 bytes, no '/' or
+ * NUL, with the suffix) and leads back to the name it was made from. */
+static void check_badname(const struct names *n, const uint8_t *iv,
+			  const char *s)
+{
+	char d[NAMES_MAX_PLAIN + 1];
+	int rc = names_badname_display(n, iv, s, d, sizeof(d));
+	size_t len = strlen(d), sl = strlen(NAMES_BADNAME_SUFFIX);
+
+	if (rc == -EINVAL || rc == -EBADMSG || rc == -ENAMETOOLONG)
+		return;
+	if (rc || len > NAMES_MAX_PLAIN || len <= sl || strchr(d, '/') ||
+	    strcmp(d + len - sl, NAMES_BADNAME_SUFFIX))
+		abort();
+	if (!*s || strchr(s, '/'))
+		return; /* not a stored name */
+	if (names_badname_stored(n, iv, d, find_stored, (void *)s) != 1)
+		abort();
+}
 
 /* vectors/gcm: root and sub/ gocryptfs.diriv */
 static const char root_iv_hex[] = "8b7767db205c0159348593f1e870651c";
@@ -128,6 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc != -EBADMSG && rc != -ENAMETOOLONG) {
 		abort();
 	}
+
+	check_badname(n, iv, s);
 
 	rc = names_decrypt_xattr(n, s, out, sizeof(out));
 	if (rc == 0) {
