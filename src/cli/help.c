@@ -19,6 +19,7 @@ static const struct {
 	{ "acl", NULL, "Enforce POSIX ACLs (kept unencrypted, as gocryptfs)" },
 	{ "aessiv", NULL, "AES-SIV encryption (-init)" },
 	{ "allow_other", NULL, "Allow other users to access the filesystem" },
+	{ "badname", "PATTERN", "Show undecryptable names matching PATTERN" },
 	{ "cipher-impl", "NAME", "Use this implementation (see -speed)" },
 	{ "config", "FILE", "Use FILE instead of CIPHERDIR/gocryptfs.conf" },
 	{ "cpuprofile", "FILE", "Accepted; veilfs writes no Go profile" },
@@ -84,6 +85,7 @@ static const struct {
 	{ "version", NULL, "Print version and exit" },
 	{ "wpanic", NULL, "Exit at the first warning" },
 	{ "xchacha", NULL, "XChaCha20-Poly1305 encryption (-init)" },
+	{ "xray", NULL, "Show the blocks of a ciphertext FILE (gocryptfs-xray)" },
 	{ "zerokey", NULL, "All-zero dummy master key (tests only)" },
 };
 

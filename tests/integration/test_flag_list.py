@@ -38,6 +38,8 @@ DISPOSITION = {
     "aessiv": T("test_cli.py", "test_mount_masterkey_flags"),
     "allow_other": T("test_fs_options.py",
                      "test_allow_other_implies_default_permissions"),
+    "badname": T("test_fs_badname.py",
+                 "test_badname_listing_like_gocryptfs"),
     "config": T("test_cli.py", "test_info_reverse_with_config"),
     "cpuprofile": NOTE,
     "ctlsock": T("test_ctlsock.py", "test_xray_gets_gocryptfs_answers"),
@@ -103,7 +105,6 @@ DISPOSITION = {
     # Flags that open issues bring. While veilfs does not know one, it is
     # refused as an unknown flag (exit 1); once it knows it, this test
     # fails until the flag gets a disposition above.
-    "badname": ("pending", "#15"),
     "fsck": ("pending", "#15"),
     "e": ("pending", "#14"),
     "ew": ("pending", "#14"),
