@@ -19,7 +19,7 @@ enum exit_code {
 	EXIT_PASSWORD_INCORRECT = 12,
 	EXIT_SCRYPT_PARAMS = 13,
 	EXIT_MASTERKEY = 14,
-	EXIT_PASSWORD_EMPTY = 22,
+	EXIT_PASSWORD_EMPTY = 22, /* unused: 2.3 exits 9 for an empty password */
 	EXIT_OPENCONF = 23,
 	EXIT_WRITECONF = 24,
 	EXIT_FSCK = 26,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/actions.h"
 #include "cli/args.h"
@@ -101,7 +102,12 @@ static int dispatch(const struct args *a)
 		}
 	}
 	if (n > 1) {
-		cli_err("choose at most one of -init, -passwd, -info, -speed");
+		char list[256] = "";
+
+		for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%s%s", i ? ", " : "", actions[i].flag);
+		cli_err("choose at most one of %s", list);
 		cli_usage(stderr);
 		return EXIT_USAGE;
 	}

@@ -153,7 +153,9 @@ int cli_read_password(struct password *pw, const struct args *a,
 	if (!rc)
 		return 0;
 	cli_err("%s", err);
-	return rc == -ENODATA ? EXIT_PASSWORD_EMPTY : EXIT_READPASSWORD;
+	/* An empty password too: gocryptfs 2.3 exits 9 for it from every
+	 * source (the terminal included); its code 22 goes unused. */
+	return EXIT_READPASSWORD;
 }
 
 int cli_get_masterkey(const struct args *a, uint8_t *key)
