@@ -182,7 +182,7 @@ static int run_fs(struct cli_chain *ch, const struct args *a,
 	}
 	fo.on_ready = on_ready;
 	fo.on_ready_arg = &r;
-	rc = fs_new(&fs, &fo, ch->content, ch->names);
+	rc = fs_new(&fs, &fo, &fs_forward, NULL, ch->content, ch->names);
 	if (rc) {
 		cli_err("setting up the filesystem failed: %s", strerror(-rc));
 		return EXIT_OTHER;

@@ -799,46 +799,6 @@ out_free:
 	return rc;
 }
 
-static int list_add(struct dir_list *dl, const char *name, const char *stored,
-		    ino_t ino, unsigned char type)
-{
-	struct dir_ent *e;
-
-	if (dl->n == dl->cap) {
-		size_t cap = dl->cap ? dl->cap * 2 : 64;
-		struct dir_ent *ne = realloc(dl->ents, cap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		dl->ents = ne;
-		dl->cap = cap;
-	}
-	e = &dl->ents[dl->n];
-	e->name = strdup(name);
-	e->stored = strdup(stored);
-	if (!e->name || !e->stored) {
-		free(e->name);
-		free(e->stored);
-		return -ENOMEM;
-	}
-	e->ino = ino;
-	e->type = type;
-	dl->n++;
-	return 0;
-}
-
-void dir_list_free(struct dir_list *dl)
-{
-	size_t i;
-
-	for (i = 0; i < dl->n; i++) {
-		free(dl->ents[i].name);
-		free(dl->ents[i].stored);
-	}
-	free(dl->ents);
-	memset(dl, 0, sizeof(*dl));
-}
-
 /* Decrypt the (encrypted) stored name of an entry of the directory dfd,
  * reading the .name sidecar of a long name, into name (NAMES_MAX_PLAIN + 1
  * bytes). Returns 0, -EBADMSG (the name does not decrypt), or the negative
@@ -920,8 +880,8 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 			break;
 		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			rc = list_add(dl, de->d_name, de->d_name, de->d_ino,
-				      DT_DIR);
+			rc = dir_list_add(dl, de->d_name, de->d_name,
+					  de->d_ino, DT_DIR, INODE_REAL);
 		} else if ((h = dec_entry(fs, dir, dfd, iv, de->d_name, name,
 					  &why))) {
 			/* One log line per listing, however many (a hostile
@@ -933,8 +893,8 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 			}
 			continue;
 		} else {
-			rc = list_add(dl, name, de->d_name, de->d_ino,
-				      de->d_type);
+			rc = dir_list_add(dl, name, de->d_name, de->d_ino,
+					  de->d_type, INODE_REAL);
 		}
 		if (rc)
 			break;
@@ -1067,4 +1027,13 @@ int dir_decrypt_path(struct fs *fs, const char *path, char **out)
 		return *out ? 0 : -ENOMEM;
 	}
 	return walk_path(fs, path, false, out);
+}
+
+int dir_list_entry(struct fs *fs, struct inode *dir, int dfd,
+		   const struct dir_ent *d, struct inode **in, struct stat *st)
+{
+	if (fstatat(dfd, d->stored, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 1; /* vanished meanwhile */
+	*in = inode_lookup_add(fs, dir, d->stored, st);
+	return *in ? 0 : -ENOMEM;
 }
