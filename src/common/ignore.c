@@ -320,16 +320,12 @@ static void compile(struct emit *e, const struct toks *t)
 		case T_ANY:
 			star(e, OP_ANYBYTE);
 			break;
+		case T_SLASHDIR:
+			/* '/', then what T_DIRS is */
+			put(e, OP_BYTE, '/', 0, 0);
+			__attribute__((fallthrough));
 		case T_DIRS:
 			/* SPLIT end, L; L: .* ; '/' ; end */
-			l = put(e, OP_SPLIT, 0, 0, (uint32_t)e->n + 1);
-			star(e, OP_ANYBYTE);
-			put(e, OP_BYTE, '/', 0, 0);
-			e->v[l].x = (uint32_t)e->n;
-			break;
-		case T_SLASHDIR:
-			/* '/' ; SPLIT end, L; L: .* ; '/' ; end */
-			put(e, OP_BYTE, '/', 0, 0);
 			l = put(e, OP_SPLIT, 0, 0, (uint32_t)e->n + 1);
 			star(e, OP_ANYBYTE);
 			put(e, OP_BYTE, '/', 0, 0);
