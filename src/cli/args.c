@@ -30,6 +30,7 @@ enum ftype {
 	F_OPENSSL,	/* true|false|auto */
 	F_NOTE_BOOL,	/* accepted without effect: note says why */
 	F_NOTE_STR,
+	F_LIST,		/* repeatable string: struct args_list */
 	F_IGN_BOOL,
 };
 
@@ -42,6 +43,7 @@ struct flag {
 #define B(n, field) { n, F_BOOL, offsetof(struct args, field) }
 #define S(n, field) { n, F_STR, offsetof(struct args, field) }
 #define L(n, field) { n, F_LONG, offsetof(struct args, field) }
+#define LIST(n, field) { n, F_LIST, offsetof(struct args, field) }
 
 static const struct flag flags[] = {
 	B("init", init), B("passwd", passwd), B("info", info),
@@ -58,6 +60,10 @@ static const struct flag flags[] = {
 	B("allow_other", allow_other), B("nonempty", nonempty),
 	B("q", quiet), B("quiet", quiet), B("d", debug), B("debug", debug),
 	B("noprealloc", noprealloc),
+	LIST("exclude", exclude), LIST("e", exclude),
+	LIST("exclude-wildcard", exclude_wildcard),
+	LIST("ew", exclude_wildcard), LIST("exclude-from", exclude_from),
+	B("one-file-system", one_file_system),
 	S("fsname", fsname), S("config", config), S("masterkey", masterkey),
 	S("cipher-impl", impl), S("force-impl", impl), S("impl", impl),
 	{ "passfile", F_PASSFILE, 0 },
@@ -322,6 +328,16 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		return 0;
 	case F_OPTS:
 		return apply_opts(a, val, err);
+	case F_LIST: {
+		struct args_list *l = (struct args_list *)(base + f->off);
+
+		if (l->n >= ARGS_MAX_LIST) {
+			seterr(err, "too many -%s flags", name);
+			return -EINVAL;
+		}
+		l->v[l->n++] = val;
+		return 0;
+	}
 	}
 	return -EINVAL;
 }

@@ -14,6 +14,13 @@
 
 #define ARGS_MAX_MULTI 16
 #define ARGS_ERR_LEN 512
+#define ARGS_MAX_LIST 256
+
+/* A flag that may be repeated (borrowed strings). */
+struct args_list {
+	const char *v[ARGS_MAX_LIST];
+	size_t n;
+};
 
 struct args {
 	/* actions */
@@ -26,6 +33,9 @@ struct args {
 	/* mount */
 	bool fg, nosyslog, ro, rw, allow_other, nonempty, quiet, debug;
 	bool noprealloc;
+	/* reverse mode: -exclude/-e, -exclude-wildcard/-ew, -exclude-from */
+	struct args_list exclude, exclude_wildcard, exclude_from;
+	bool one_file_system;
 	const char *fsname, *config, *masterkey, *impl;
 	char *fuse_opts;	/* malloc'ed, comma-separated, or NULL */
 	/* more mount options (gocryptfs -hh) */

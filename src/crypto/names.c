@@ -195,6 +195,14 @@ int names_decrypt(const struct names *n, const uint8_t iv[static 16],
 	return 0;
 }
 
+size_t names_encrypted_len(const struct names *n, size_t len)
+{
+	if (n->p.plaintext)
+		return len;
+	/* pad16 always adds 1..16 bytes (spec §4.3) */
+	return b64_encoded_len((len / 16 + 1) * 16, n->b64);
+}
+
 int names_store_name(const struct names *n, const char *cname, char *stored,
 		     size_t cap)
 {

@@ -59,6 +59,9 @@ int names_encrypt(const struct names *n, const uint8_t iv[static 16],
 int names_decrypt(const struct names *n, const uint8_t iv[static 16],
 		  const char *cname, size_t len, char *name, size_t cap);
 
+/* Length of what names_encrypt makes of a len-byte name. */
+size_t names_encrypted_len(const struct names *n, size_t len);
+
 /* If cname is longer than the threshold, write its stored form
  * "gocryptfs.longname.<b64 sha256>" to stored and return 1; otherwise copy
  * cname to stored and return 0. cap >= NAMES_MAX_CNAME. */

@@ -59,24 +59,6 @@ static int read_small(int dfd, const char *name, uint8_t *buf, size_t cap,
 	return rc;
 }
 
-/* A directory stream over the directory dfd refers to, on a new descriptor
- * (closedir() leaves dfd open). Returns 0 or -errno. */
-static int dir_stream(int dfd, DIR **out)
-{
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	*out = fdopendir(fd);
-	if (!*out) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
-	return 0;
-}
-
 /* The gocryptfs.diriv of the directory dfd, uncached: 0, the negative
  * errno of opening or reading it, or -EIO when it is corrupt. */
 static int read_diriv(int dfd, uint8_t iv[static NAMES_DIRIV_LEN])
@@ -609,7 +591,7 @@ static int rmdir_at(struct fs *fs, int dfd, const char *stored,
 	}
 	if (fs->plaintext || !fs->diriv)
 		goto plain;
-	rc = dir_stream(cfd, &d);
+	rc = fe_dir_stream(cfd, &d);
 	if (rc)
 		goto out;
 	while ((de = readdir(d))) {
@@ -852,63 +834,56 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 	return 0;
 }
 
+struct list_arg {
+	struct fs *fs;
+	struct inode *dir;
+	int dfd;
+	uint8_t iv[NAMES_DIRIV_LEN];
+	/* entries hidden as corrupt, and the first of them */
+	size_t hidden;
+	char first[INODE_NAME_MAX];
+	const char *first_why;
+};
+
+static int list_one(void *arg, const struct dirent *de, struct dir_list *dl)
+{
+	struct list_arg *a = arg;
+	char name[NAMES_MAX_PLAIN + 1];
+	const char *why = NULL;
+	int h;
+
+	h = dec_entry(a->fs, a->dir, a->dfd, a->iv, de->d_name, name, &why);
+	if (!h)
+		return dir_list_add(dl, name, de->d_name, de->d_ino,
+				    de->d_type, INODE_REAL);
+	/* One log line per listing, however many (a hostile cipherdir must
+	 * not flood the log). */
+	if (h == 2 && !a->hidden++) {
+		snprintf(a->first, sizeof(a->first), "%s", de->d_name);
+		a->first_why = why;
+	}
+	return 0;
+}
+
 int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 {
-	uint8_t iv[NAMES_DIRIV_LEN];
-	char name[NAMES_MAX_PLAIN + 1], first[INODE_NAME_MAX] = "";
-	const char *why = NULL, *first_why = NULL;
-	struct dirent *de;
-	size_t hidden = 0;
-	DIR *d = NULL;
-	int dfd, rc, h;
+	struct list_arg a = { .fs = fs, .dir = dir };
+	int rc;
 
 	memset(dl, 0, sizeof(*dl));
-	dfd = dirfd_get(fs, dir);
-	if (dfd < 0)
-		return dfd;
-	rc = dir_iv(fs, dir, dfd, iv);
-	if (rc)
-		goto out;
-	rc = dir_stream(dfd, &d);
-	if (rc)
-		goto out;
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			rc = -errno;
-			break;
-		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			rc = dir_list_add(dl, de->d_name, de->d_name,
-					  de->d_ino, DT_DIR, INODE_REAL);
-		} else if ((h = dec_entry(fs, dir, dfd, iv, de->d_name, name,
-					  &why))) {
-			/* One log line per listing, however many (a hostile
-			 * cipherdir must not flood the log). */
-			if (h == 2 && !hidden++) {
-				snprintf(first, sizeof(first), "%s",
-					 de->d_name);
-				first_why = why;
-			}
-			continue;
-		} else {
-			rc = dir_list_add(dl, name, de->d_name, de->d_ino,
-					  de->d_type, INODE_REAL);
-		}
-		if (rc)
-			break;
-	}
-out:
-	if (hidden == 1)
+	a.dfd = dirfd_get(fs, dir);
+	if (a.dfd < 0)
+		return a.dfd;
+	rc = dir_iv(fs, dir, a.dfd, a.iv);
+	if (!rc)
+		rc = fe_list_backing(a.dfd, dl, list_one, &a);
+	if (a.hidden == 1)
 		log_warn("directory inode %ju: hiding '%s': %s",
-			 (uintmax_t)dir->ino, first, first_why);
-	else if (hidden)
+			 (uintmax_t)dir->ino, a.first, a.first_why);
+	else if (a.hidden)
 		log_warn("directory inode %ju: hiding %zu entries with bad "
 			 "names or .name files (first '%s': %s)",
-			 (uintmax_t)dir->ino, hidden, first, first_why);
-	if (d)
-		closedir(d);
+			 (uintmax_t)dir->ino, a.hidden, a.first, a.first_why);
 	dirfd_put(fs, dir);
 	if (rc)
 		dir_list_free(dl);

@@ -7,9 +7,11 @@
  * it, READDIRPLUS looking up each entry through the frontend's list_entry.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "fs/fe.h"
@@ -59,6 +61,47 @@ void dir_list_free(struct dir_list *dl)
 	}
 	free(dl->ents);
 	memset(dl, 0, sizeof(*dl));
+}
+
+int fe_dir_stream(int dfd, DIR **out)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*out = fdopendir(fd);
+	if (!*out) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return 0;
+}
+
+int fe_list_backing(int dfd, struct dir_list *dl, fe_list_fn *fn, void *arg)
+{
+	struct dirent *de;
+	DIR *d = NULL;
+	int rc;
+
+	rc = fe_dir_stream(dfd, &d);
+	while (!rc) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			rc = -errno;
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			rc = dir_list_add(dl, de->d_name, de->d_name,
+					  de->d_ino, DT_DIR, INODE_REAL);
+		else
+			rc = fn(arg, de, dl);
+	}
+	if (d)
+		closedir(d);
+	return rc;
 }
 
 /* The frontend's attributes, then -force_owner. */

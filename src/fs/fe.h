@@ -11,6 +11,7 @@
 #ifndef FS_FE_H
 #define FS_FE_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -42,6 +43,17 @@ struct dir_list {
 int dir_list_add(struct dir_list *dl, const char *name, const char *stored,
 		 ino_t ino, unsigned char type, unsigned char kind);
 void dir_list_free(struct dir_list *dl);
+
+/* A directory stream over the directory dfd refers to, on a new descriptor
+ * (closedir() leaves dfd open). Returns 0 or -errno. */
+int fe_dir_stream(int dfd, DIR **out);
+
+/* Read the backing directory dfd into dl: "." and ".." as they are, every
+ * other entry through fn, which adds what the view shows of it (if
+ * anything) and returns 0 or -errno. Returns 0 or the first error. */
+typedef int fe_list_fn(void *arg, const struct dirent *de,
+		       struct dir_list *dl);
+int fe_list_backing(int dfd, struct dir_list *dl, fe_list_fn *fn, void *arg);
 
 struct fs_frontend {
 	const char *subtype;	/* FUSE subtype (mount type fuse.<subtype>) */
