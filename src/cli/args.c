@@ -182,6 +182,91 @@ static int append_fuse_opt(struct args *a, const char *opt, size_t len)
 static int apply(struct args *a, const struct flag *f, const char *name,
 		 const char *val, char *err);
 
+static int store_item(struct args *a, struct args_list *l, const char *s,
+		      size_t len, char *err)
+{
+	char **ns, *item;
+
+	if (l->n >= ARGS_MAX_LIST) {
+		seterr(err, "too many list values");
+		return -EINVAL;
+	}
+	ns = realloc(a->lstore, (a->nlstore + 1) * sizeof(*ns));
+	item = ns ? strndup(s, len) : NULL;
+	if (ns)
+		a->lstore = ns;
+	if (!item) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	a->lstore[a->nlstore++] = item;
+	l->v[l->n++] = item;
+	return 0;
+}
+
+/* The first record of val in CSV (Go's encoding/csv, which gocryptfs's flag
+ * library reads list values with): fields separated by ',', a field in
+ * double quotes may hold ',' and '"' written as "". An empty value is no
+ * field at all. */
+static int apply_list(struct args *a, const struct flag *f, const char *name,
+		      const char *val, char *err)
+{
+	struct args_list *l = (struct args_list *)((char *)a + f->off);
+	/* the short name ("e", "ew") and the long one count apart */
+	size_t alias = strlen(f->name) <= 2;
+	char *buf = malloc(strlen(val) + 1);
+	const char *p = val;
+	int rc = 0;
+
+	if (!buf) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (!l->used[alias]) {
+		l->n = 0;
+		l->used[alias] = true;
+	}
+	while (*val && !rc) {
+		size_t o = 0;
+
+		if (*p == '"') {
+			for (p++;; p++) {
+				if (*p == '\0') {
+					rc = -EINVAL;
+					break;
+				}
+				if (*p == '"' && p[1] == '"') {
+					buf[o++] = *p++;
+				} else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					buf[o++] = *p;
+				}
+			}
+			if (!rc && *p && *p != ',' && *p != '\n')
+				rc = -EINVAL;
+		} else {
+			for (; *p && *p != ',' && *p != '\n'; p++) {
+				if (*p == '"')
+					rc = -EINVAL;
+				buf[o++] = *p;
+			}
+		}
+		if (rc) {
+			seterr(err, "invalid argument '%s' for -%s: bad quoting",
+			       val, name);
+			break;
+		}
+		rc = store_item(a, l, buf, o, err);
+		if (*p != ',')
+			break; /* end of the value or of its first line */
+		p++;
+	}
+	free(buf);
+	return rc;
+}
+
 static bool takes_value(const struct flag *f)
 {
 	return f->type != F_BOOL && f->type != F_NOTBOOL &&
@@ -328,16 +413,8 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		return 0;
 	case F_OPTS:
 		return apply_opts(a, val, err);
-	case F_LIST: {
-		struct args_list *l = (struct args_list *)(base + f->off);
-
-		if (l->n >= ARGS_MAX_LIST) {
-			seterr(err, "too many -%s flags", name);
-			return -EINVAL;
-		}
-		l->v[l->n++] = val;
-		return 0;
-	}
+	case F_LIST:
+		return apply_list(a, f, name, val, err);
 	}
 	return -EINVAL;
 }
@@ -410,6 +487,9 @@ const char *args_flag(size_t i, bool *value)
 
 void args_free(struct args *a)
 {
+	for (size_t i = 0; i < a->nlstore; i++)
+		free(a->lstore[i]);
+	free(a->lstore);
 	free(a->fuse_opts);
 	for (size_t i = 0; i < a->nostore; i++)
 		free(a->ostore[i]);

@@ -208,8 +208,7 @@ static int exclusion(const struct args *a, struct ignore **out)
 	for (size_t i = 0; !rc && i < a->exclude.n; i++) {
 		const char *p = a->exclude.v[i];
 
-		if (!*p)
-			continue; /* gocryptfs ignores an empty -exclude */
+		/* an empty item is "/": everything (as with gocryptfs) */
 		if (snprintf(line, sizeof(line), "/%s", p) >= (int)sizeof(line))
 			rc = -EINVAL;
 		else

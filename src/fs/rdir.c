@@ -21,10 +21,12 @@
 #include "fs/file.h"
 #include "fs/rpriv.h"
 
-/* st_ino of virtual files, as gocryptfs shows them: a tag in the high bits
- * over the inode number of what they describe. */
-#define INO_TAG_DIRIV (1ull << 48)
-#define INO_TAG_NAME (2ull << 48)
+/* Inode numbers as gocryptfs shows them: the low 48 bits of the backing
+ * number (of what a virtual file describes), above them the number of a
+ * namespace: one per device and kind of entry, numbered in the order they
+ * are first shown, 0 for the real entries of the root's device. */
+#define INO_NS_SHIFT 48
+#define INO_NS_MAX 0xffff
 
 static const uint8_t zero_iv[NAMES_DIRIV_LEN];
 
@@ -419,14 +421,44 @@ int rdir_stat(struct fs *fs, struct inode *in, struct stat *st)
 	return rc;
 }
 
+uint64_t rdir_ino(struct fs *fs, dev_t dev, uint64_t ino, unsigned char kind)
+{
+	struct rfs *r = rfs_of(fs);
+	struct rfs_ns *nn;
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	if (!r->nns && (r->ns = malloc(sizeof(*r->ns)))) {
+		r->ns[0].dev = fs->root.dev;
+		r->ns[0].kind = INODE_REAL;
+		r->nns = 1;
+	}
+	for (i = 0; i < r->nns; i++)
+		if (r->ns[i].dev == dev && r->ns[i].kind == kind)
+			break;
+	if (i == r->nns && i < INO_NS_MAX &&
+	    (nn = realloc(r->ns, (i + 1) * sizeof(*nn)))) {
+		r->ns = nn;
+		r->ns[i].dev = dev;
+		r->ns[i].kind = kind;
+		r->nns++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (i > INO_NS_MAX)
+		i = INO_NS_MAX;
+	return (uint64_t)i << INO_NS_SHIFT |
+	       (ino & ((1ull << INO_NS_SHIFT) - 1));
+}
+
 /* spec §5.6: a virtual file copies the attributes of what it describes. */
-static void virtualize(struct stat *st, uint64_t size, uint64_t tag)
+static void virtualize(struct fs *fs, struct stat *st, uint64_t size,
+		       unsigned char kind)
 {
 	st->st_mode = S_IFREG | 0444;
 	st->st_nlink = 1;
 	st->st_size = (off_t)size;
-	st->st_ino = (ino_t)(tag | (uint64_t)st->st_ino);
 	st->st_rdev = 0;
+	st->st_ino = (ino_t)rdir_ino(fs, st->st_dev, st->st_ino, kind);
 }
 
 void rdir_fix_attr(struct fs *fs, const struct inode *in, struct stat *st)
@@ -435,19 +467,20 @@ void rdir_fix_attr(struct fs *fs, const struct inode *in, struct stat *st)
 
 	switch ((enum inode_kind)in->kind) {
 	case INODE_VDIRIV:
-		virtualize(st, NAMES_DIRIV_LEN, INO_TAG_DIRIV);
+		virtualize(fs, st, NAMES_DIRIV_LEN, in->kind);
 		return;
 	case INODE_VNAME:
 		pthread_mutex_lock(&fs->lock);
 		if (in->links)
 			len = strlen(in->links->name);
 		pthread_mutex_unlock(&fs->lock);
-		virtualize(st, names_encrypted_len(fs->names, len),
-			   INO_TAG_NAME);
+		virtualize(fs, st, names_encrypted_len(fs->names, len),
+			   in->kind);
 		return;
 	case INODE_REAL:
 		break;
 	}
+	st->st_ino = (ino_t)rdir_ino(fs, st->st_dev, st->st_ino, INODE_REAL);
 	if (S_ISREG(st->st_mode)) {
 		if (!rdir_is_conf(fs, in))
 			st->st_size = (off_t)content_plain_to_cipher_size(
@@ -502,6 +535,9 @@ out:
 	return rc;
 }
 
+/* The virtual entries of a listing, after the real ones as gocryptfs has
+ * them. Their d_ino is the backing number (READDIRPLUS replies carry the
+ * view's, numbered in reply order, see rdir_ino). */
 static int add_virtual(struct fs *fs, struct dir_list *dl,
 		       const struct dir_list *longs, const struct stat *dst)
 {
@@ -509,15 +545,13 @@ static int add_virtual(struct fs *fs, struct dir_list *dl,
 	int rc = 0;
 
 	if (has_diriv(fs))
-		rc = dir_list_add(dl, NAMES_DIRIV_FILE, "",
-				  (ino_t)(INO_TAG_DIRIV | dst->st_ino), DT_REG,
-				  INODE_VDIRIV);
+		rc = dir_list_add(dl, NAMES_DIRIV_FILE, "", dst->st_ino,
+				  DT_REG, INODE_VDIRIV);
 	for (size_t i = 0; !rc && i < longs->n; i++) {
 		snprintf(side, sizeof(side), "%s%s", longs->ents[i].name,
 			 NAMES_LONG_SUFFIX);
 		rc = dir_list_add(dl, side, longs->ents[i].stored,
-				  (ino_t)(INO_TAG_NAME | longs->ents[i].ino),
-				  DT_REG, INODE_VNAME);
+				  longs->ents[i].ino, DT_REG, INODE_VNAME);
 	}
 	return rc;
 }

@@ -46,7 +46,7 @@ static void hl_pick(struct rfs *r, const struct stat *st, uint8_t *id,
 	struct rfs_hl *e;
 	size_t h = hl_hash(st->st_dev, st->st_ino);
 
-	pthread_mutex_lock(&r->hl_lock);
+	pthread_mutex_lock(&r->lock);
 	if (!r->hl) {
 		r->hl = calloc(HL_BUCKETS, sizeof(*r->hl));
 		if (!r->hl)
@@ -70,7 +70,7 @@ static void hl_pick(struct rfs *r, const struct stat *st, uint8_t *id,
 	e->next = r->hl[h];
 	r->hl[h] = e;
 out:
-	pthread_mutex_unlock(&r->hl_lock);
+	pthread_mutex_unlock(&r->lock);
 }
 
 void rfile_fini(struct fs *fs)

@@ -21,6 +21,14 @@ static void fix_attr(struct fs *fs, const struct inode *in, struct stat *st)
 	rdir_fix_attr(fs, in, st);
 }
 
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	fe_init(userdata, conn);
+	/* The plaintext changes under the view, and a new symlink may get
+	 * the number of a deleted one: the kernel must ask every time. */
+	conn->want &= ~(unsigned)FUSE_CAP_CACHE_SYMLINKS;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct inode *in = NULL;
@@ -75,6 +83,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	inode_pin(fs, in);
 	fi->noflush = 1;
+	/* A virtual file's content follows the path of its directory, which
+	 * may change while its attributes do not: no page cache for it. */
+	if (in->kind != INODE_REAL)
+		fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) < 0) {
 		if (in->kind == INODE_REAL)
 			file_release(fs, in);
@@ -311,7 +323,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 }
 
 static const struct fuse_lowlevel_ops rops = {
-	.init = fe_init,
+	.init = op_init,
 	.lookup = op_lookup,
 	.forget = fe_forget,
 	.forget_multi = fe_forget_multi,
@@ -357,7 +369,7 @@ static int setup(struct fs *fs, const void *arg)
 		return -ENOMEM;
 	if (o)
 		r->opt = *o;
-	pthread_mutex_init(&r->hl_lock, NULL);
+	pthread_mutex_init(&r->lock, NULL);
 	fs->fe_state = r;
 	/* spec §5.3: the root's IV is pathiv("", "DIRIV") */
 	if (!fs->plaintext && fs->diriv)
@@ -376,7 +388,8 @@ static void teardown(struct fs *fs)
 	if (!r)
 		return;
 	rfile_fini(fs);
-	pthread_mutex_destroy(&r->hl_lock);
+	free(r->ns);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 	fs->fe_state = NULL;
 }

@@ -34,15 +34,22 @@ struct inode;
 /* One file's derived values (spec §5.4) kept for a hard-linked inode for
  * the rest of the mount: the first path it is opened through decides. */
 struct rfs_hl;
+struct rfs_ns {
+	dev_t dev;
+	unsigned char kind;
+};
 
 struct rfs {
 	struct rfs_options opt;
 	uint8_t root_iv[NAMES_DIRIV_LEN];
 	/* plaintext names: a real root gocryptfs.conf is shown as this */
 	char collision[64];
-	pthread_mutex_t hl_lock;
-	struct rfs_hl **hl;	/* buckets, protected by hl_lock */
+	pthread_mutex_t lock;	/* protects hl and ns */
+	struct rfs_hl **hl;	/* buckets */
 	size_t hl_size;
+	/* inode number namespaces (see rdir_ino) */
+	struct rfs_ns *ns;
+	size_t nns;
 };
 
 /* A directory's paths and IV; release with rpath_put. */
@@ -96,6 +103,9 @@ int rdir_list_entry(struct fs *fs, struct inode *dir, int dfd,
  * into buf (NAMES_MAX_CNAME); *len its length. */
 int rdir_virtual_content(struct fs *fs, struct inode *in, char *buf,
 			 size_t *len);
+/* The st_ino the view shows for backing inode ino on dev, of kind (enum
+ * inode_kind). */
+uint64_t rdir_ino(struct fs *fs, dev_t dev, uint64_t ino, unsigned char kind);
 /* Attributes the view shows for in, from the backing ones (fe.h
  * fix_attr). */
 void rdir_fix_attr(struct fs *fs, const struct inode *in, struct stat *st);
