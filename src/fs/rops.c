@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "fs/ctlsock.h"
 #include "fs/file.h"
 #include "fs/rpriv.h"
 
@@ -82,7 +83,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	inode_pin(fs, in);
+	atomic_fetch_add(&fs->nopen, 1);
 	fi->noflush = 1;
+	fi->keep_cache = fs->opt.kernel_cache;
 	/* A virtual file's content follows the path of its directory, which
 	 * may change while its attributes do not: no page cache for it. */
 	if (in->kind != INODE_REAL)
@@ -91,6 +94,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (in->kind == INODE_REAL)
 			file_release(fs, in);
 		inode_unpin(fs, in);
+		atomic_fetch_sub(&fs->nopen, 1);
 	}
 }
 
@@ -106,7 +110,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	(void)fi;
 	if (in->kind == INODE_REAL) {
+		/* -serialize_reads: one read at a time, in the order they
+		 * came */
+		if (fs->opt.serialize_reads)
+			pthread_mutex_lock(&fs->read_lock);
 		rc = rfile_read(fs, in, size, (uint64_t)off, &data, &len);
+		if (fs->opt.serialize_reads)
+			pthread_mutex_unlock(&fs->read_lock);
 	} else {
 		size_t skip;
 
@@ -133,6 +143,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	if (in->kind == INODE_REAL)
 		file_release(fs, in);
 	inode_unpin(fs, in);
+	atomic_fetch_sub(&fs->nopen, 1);
 	fuse_reply_err(req, 0);
 }
 
@@ -357,6 +368,22 @@ static const struct fuse_lowlevel_ops rops = {
 	.removexattr = op_remove,
 };
 
+static int ctl_encrypt(void *arg, const char *path, char **out)
+{
+	return rfs_encrypt_path(arg, path, out);
+}
+
+static int ctl_decrypt(void *arg, const char *path, char **out)
+{
+	return rfs_decrypt_path(arg, path, out);
+}
+
+/* -ctlsock in reverse mode: plaintext paths to view paths and back. */
+static const struct ctlsock_ops rev_ctl_ops = {
+	.encrypt_path = ctl_encrypt,
+	.decrypt_path = ctl_decrypt,
+};
+
 static int setup(struct fs *fs, const void *arg)
 {
 	const struct rfs_options *o = arg;
@@ -371,6 +398,8 @@ static int setup(struct fs *fs, const void *arg)
 		r->opt = *o;
 	pthread_mutex_init(&r->lock, NULL);
 	fs->fe_state = r;
+	fs->ctl_ops = &rev_ctl_ops;
+	fs->ctl_arg = fs;
 	/* spec §5.3: the root's IV is pathiv("", "DIRIV") */
 	if (!fs->plaintext && fs->diriv)
 		rc = names_pathiv(r->root_iv, "", 0, NAMES_PATHIV_DIRIV);

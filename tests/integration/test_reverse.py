@@ -105,12 +105,12 @@ def assert_same_views(got, want, what):
     assert not diff, "%s:\n  %s" % (what, "\n  ".join(diff[:30]))
 
 
-def init_reverse(mounter, plain, flags, binary=None):
+def __init_reverse(mounter, plain, flags, binary=None):
     os.makedirs(plain, exist_ok=True)
     return mounter.init(["-reverse", *flags], binary=binary, cipherdir=plain)
 
 
-def rmount(mounter, plain, binary=None, extra=()):
+def _rmount(mounter, plain, binary=None, extra=()):
     return mounter.mount(plain, binary=binary,
                          args=["-reverse", *extra, "-passfile",
                                mounter.passfile])
@@ -140,11 +140,11 @@ def test_view_same_as_gocryptfs(mounter, gocryptfs, tmp_path, variant):
     # the config made by each program in turn: both read either
     maker = gocryptfs if variant in ("plaintextnames",
                                      "longnamemax62") else None
-    init_reverse(mounter, plain, VARIANTS[variant], binary=maker)
+    _init_reverse(mounter, plain, VARIANTS[variant], binary=maker)
     populate(plain)
     want = plain_snapshot(plain)
-    v = rmount(mounter, plain)
-    g = rmount(mounter, plain, binary=gocryptfs)
+    v = _rmount(mounter, plain)
+    g = _rmount(mounter, plain, binary=gocryptfs)
     got = view_snapshot(v.mnt)
     assert_same_views(got, view_snapshot(g.mnt),
                       "veilfs -reverse and gocryptfs -reverse differ")
@@ -167,7 +167,7 @@ def test_view_same_as_gocryptfs(mounter, gocryptfs, tmp_path, variant):
     for copy in (cp, rs):
         check_copy_mounts(mounter, gocryptfs, copy, want)
     # the same view again after a remount (deterministic)
-    v = rmount(mounter, plain)
+    v = _rmount(mounter, plain)
     assert_same_views(view_snapshot(v.mnt), got, "a second mount differs")
 
 
@@ -253,16 +253,16 @@ EXCLUDE_FILE = "# a comment\r\n\n*.bin\r\n!/size4096.bin\n  link_*  \nsame\n"
                               "ew-mixed", "exclude-from", "alias-quirk"])
 def test_exclude_same_as_gocryptfs(mounter, gocryptfs, tmp_path, flags):
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     populate(plain)
     os.unlink(os.path.join(plain, "big20m.bin"))
     exf = str(tmp_path / "exclude.txt")
     with open(exf, "w") as f:
         f.write(EXCLUDE_FILE)
     flags = [exf if a == "@FILE" else a for a in flags]
-    v = rmount(mounter, plain, extra=flags)
-    g = rmount(mounter, plain, binary=gocryptfs, extra=flags)
-    full = rmount(mounter, plain)
+    v = _rmount(mounter, plain, extra=flags)
+    g = _rmount(mounter, plain, binary=gocryptfs, extra=flags)
+    full = _rmount(mounter, plain)
     got = view_snapshot(v.mnt)
     assert_same_views(got, view_snapshot(g.mnt),
                       "excluding %s: views differ" % flags)
@@ -281,9 +281,9 @@ def test_exclude_same_as_gocryptfs(mounter, gocryptfs, tmp_path, flags):
 
 def test_config_never_excluded(mounter, tmp_path):
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     write_file(os.path.join(plain, "a"), b"a")
-    m = rmount(mounter, plain, extra=["-ew", "*", "-ew", ".*", "-e", CONF])
+    m = _rmount(mounter, plain, extra=["-ew", "*", "-ew", ".*", "-e", CONF])
     assert sorted(os.listdir(m.mnt)) == ["gocryptfs.conf",
                                          "gocryptfs.diriv"]
     assert read_file(m.p("gocryptfs.conf")) == read_file(
@@ -294,13 +294,13 @@ def test_config_flag(mounter, gocryptfs, tmp_path):
     """With -config the reverse config is not mapped (spec §5.6): a
     .gocryptfs.reverse.conf in the directory is an ordinary file."""
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     conf = str(tmp_path / "elsewhere.conf")
     shutil.copy2(os.path.join(plain, CONF), conf)
     write_file(os.path.join(plain, "f"), b"file")
     extra = ["-config", conf]
-    v = rmount(mounter, plain, extra=extra)
-    g = rmount(mounter, plain, binary=gocryptfs, extra=extra)
+    v = _rmount(mounter, plain, extra=extra)
+    g = _rmount(mounter, plain, binary=gocryptfs, extra=extra)
     got = view_snapshot(v.mnt)
     assert "gocryptfs.conf" not in got and len(got) == 3  # f, conf, diriv
     assert_same_views(got, view_snapshot(g.mnt), "-config views differ")
@@ -336,16 +336,16 @@ def test_live_changes(mounter, gocryptfs, tmp_path):
     mount of gocryptfs 2.3 that was up during the changes still shows the
     old gocryptfs.diriv and .name contents below a renamed directory.)"""
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     populate(plain)
     os.unlink(os.path.join(plain, "big20m.bin"))
-    v = rmount(mounter, plain)
+    v = _rmount(mounter, plain)
     # the kernel caches what it has seen: look at everything first
     view_snapshot(v.mnt)
     _changes(plain)
     time.sleep(SETTLE)
     got = view_snapshot(v.mnt)
-    g = rmount(mounter, plain, binary=gocryptfs)
+    g = _rmount(mounter, plain, binary=gocryptfs)
     assert_same_views(got, view_snapshot(g.mnt),
                       "the live view differs from a fresh gocryptfs mount")
     # and the live view decrypts
@@ -358,12 +358,12 @@ def test_hard_links(mounter, gocryptfs, tmp_path):
     """spec §5.4: a hard-linked file keeps the file ID of the first path it
     was opened through, for the rest of the mount, as in gocryptfs."""
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     write_file(os.path.join(plain, "a"), b"linked content")
     os.mkdir(os.path.join(plain, "d"))
     os.link(os.path.join(plain, "a"), os.path.join(plain, "d", "b"))
-    v = rmount(mounter, plain)
-    g = rmount(mounter, plain, binary=gocryptfs)
+    v = _rmount(mounter, plain)
+    g = _rmount(mounter, plain, binary=gocryptfs)
 
     def names(m):
         top = [n for n in os.listdir(m.mnt)
@@ -386,7 +386,7 @@ def test_no_holes(mounter, tmp_path):
     """spec §5.4: the view reports no holes, so cp copies a sparse file
     correctly (gocryptfs 2.3 does not: vectors/reverse/seek_data_quirk)."""
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, ["-plaintextnames"])
+    _init_reverse(mounter, plain, ["-plaintextnames"])
     with open(os.path.join(plain, "holes.bin"), "wb") as f:
         f.seek(10000)
         f.write(b"X")
@@ -394,7 +394,7 @@ def test_no_holes(mounter, tmp_path):
         f.write(b"start")
         f.seek(8 << 20)
         f.write(b"end")
-    m = rmount(mounter, plain)
+    m = _rmount(mounter, plain)
     for n in ("holes.bin", "big.bin"):
         p = m.p(n)
         size = os.stat(p).st_size
@@ -414,11 +414,11 @@ def test_no_holes(mounter, tmp_path):
 
 def test_read_only(mounter, tmp_path):
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     write_file(os.path.join(plain, "f"), b"data")
     os.mkdir(os.path.join(plain, "d"))
     before = util.snapshot(plain)
-    m = rmount(mounter, plain)
+    m = _rmount(mounter, plain)
     f = [n for n in os.listdir(m.mnt) if os.path.isfile(m.p(n)) and
          not n.startswith("gocryptfs")][0]
     d = [n for n in os.listdir(m.mnt) if os.path.isdir(m.p(n))][0]
@@ -445,15 +445,15 @@ def test_read_only(mounter, tmp_path):
 
 def test_one_file_system(mounter, gocryptfs, tmp_path):
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     write_file(os.path.join(plain, "f"), b"f")
     with util.tmpfs(plain, "4m") as t:
         write_file(os.path.join(t, "inside"), b"on another filesystem")
         os.mkdir(os.path.join(t, "dir"))
         flag = ["-one-file-system"]
-        v = rmount(mounter, plain, extra=flag)
-        g = rmount(mounter, plain, binary=gocryptfs, extra=flag)
-        full = rmount(mounter, plain)
+        v = _rmount(mounter, plain, extra=flag)
+        g = _rmount(mounter, plain, binary=gocryptfs, extra=flag)
+        full = _rmount(mounter, plain)
         got = view_snapshot(v.mnt)
         assert_same_views(got, view_snapshot(g.mnt),
                           "-one-file-system views differ")
@@ -468,11 +468,11 @@ def test_long_symlink_target(mounter, gocryptfs, tmp_path):
     """A target whose encryption would pass 4096 characters (spec §4.9):
     size 0 and ENAMETOOLONG, as gocryptfs shows it."""
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     os.symlink("t" * 3100, os.path.join(plain, "toolong"))
     os.symlink("t" * 3000, os.path.join(plain, "fits"))
-    v = rmount(mounter, plain)
-    g = rmount(mounter, plain, binary=gocryptfs)
+    v = _rmount(mounter, plain)
+    g = _rmount(mounter, plain, binary=gocryptfs)
     for m in (v, g):
         links = sorted((os.lstat(m.p(n)).st_size, n)
                        for n in os.listdir(m.mnt)
@@ -510,7 +510,7 @@ def test_bad_input(mounter, gocryptfs, tmp_path):
     os.mkdir(fwd)
     util.run_init(util.VEILFS_BIN, fwd, pw, ["-gcm"])
     rev = str(tmp_path / "rev")
-    init_reverse(mounter, rev, [])
+    _init_reverse(mounter, rev, [])
     mnt = str(tmp_path / "mnt")
     os.mkdir(mnt)
     cases = [
@@ -550,13 +550,13 @@ def test_stream_1gib(mounter, gocryptfs, tmp_path):
     it: dd of both views gives the same bytes, and the daemon's peak RSS
     stays far below the file size."""
     plain = str(tmp_path / "plain")
-    init_reverse(mounter, plain, [])
+    _init_reverse(mounter, plain, [])
     with open(os.path.join(plain, "big"), "wb") as f:
         block = util.rand_bytes(1 << 20, 1)
         for i in range(1024):
             f.write(block[i:] + block[:i])
-    v = rmount(mounter, plain)
-    g = rmount(mounter, plain, binary=gocryptfs)
+    v = _rmount(mounter, plain)
+    g = _rmount(mounter, plain, binary=gocryptfs)
     sums = []
     for m in (v, g):
         name = [n for n in os.listdir(m.mnt) if os.path.isfile(m.p(n))
