@@ -693,7 +693,6 @@ static int translate(struct fs *fs, const char *in, bool forward, char **out)
 	struct rpath rp = { 0 };
 	char *plain = strdup(""), *cipher = strdup(""), *t;
 	int dfd = -1, rc;
-	bool root = true;
 
 	*out = NULL;
 	if (!plain || !cipher) {
@@ -712,7 +711,8 @@ static int translate(struct fs *fs, const char *in, bool forward, char **out)
 	}
 	while ((rc = next_comp(&in, comp, sizeof(comp))) == 1) {
 		unsigned char kind = INODE_REAL;
-		struct inode *dir = root ? &fs->root : NULL;
+		/* gocryptfs translates names only: no config mapping here */
+		struct inode *dir = NULL;
 		int nfd;
 
 		rp.plain = plain;
@@ -755,10 +755,9 @@ static int translate(struct fs *fs, const char *in, bool forward, char **out)
 					  NAMES_PATHIV_DIRIV);
 		if (rc < 0)
 			break;
-		root = false;
-		if (!*in || forward)
+		/* the way back reads the next directory, for long names */
+		if (!*in || forward || fs->plaintext)
 			continue;
-		/* the way back reads the next directory */
 		nfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 						O_CLOEXEC);
 		if (nfd < 0) {
@@ -790,5 +789,8 @@ int rfs_encrypt_path(struct fs *fs, const char *plain, char **out)
 
 int rfs_decrypt_path(struct fs *fs, const char *cipher, char **out)
 {
-	return translate(fs, cipher, false, out);
+	int rc = translate(fs, cipher, false, out);
+
+	/* gocryptfs answers every failure of the way back with ENOENT */
+	return rc && rc != -ENOMEM ? -ENOENT : rc;
 }

@@ -34,10 +34,11 @@ struct rfs_options {
  * relative path of the same entry in the view, and back. Only string and
  * name work for the way up; the way back reads the directories the path
  * passes (long names are found by encrypting what a directory holds), all
- * relative to the root with O_NOFOLLOW. *out is malloc'ed (caller frees).
- * Returns 0, -EINVAL (malformed path or a name that does not decrypt),
- * -ENOENT (a long name nothing matches), -EPERM (an excluded path),
- * -ENOMEM, or an errno of the directory walk. Safe to call from any thread
+ * relative to the root with O_NOFOLLOW. As with gocryptfs, only names are
+ * translated: the config is not mapped. *out is malloc'ed (caller frees).
+ * rfs_encrypt_path returns 0, -EINVAL (malformed path or name), -EPERM (an
+ * excluded path) or -ENOMEM; rfs_decrypt_path 0, -ENOMEM or -ENOENT for
+ * everything else (as gocryptfs answers). Safe to call from any thread
  * while the fs serves requests.
  */
 int rfs_encrypt_path(struct fs *fs, const char *plain, char **out);

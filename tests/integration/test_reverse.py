@@ -105,7 +105,7 @@ def assert_same_views(got, want, what):
     assert not diff, "%s:\n  %s" % (what, "\n  ".join(diff[:30]))
 
 
-def __init_reverse(mounter, plain, flags, binary=None):
+def _init_reverse(mounter, plain, flags, binary=None):
     os.makedirs(plain, exist_ok=True)
     return mounter.init(["-reverse", *flags], binary=binary, cipherdir=plain)
 
@@ -576,3 +576,41 @@ def test_stream_1gib(mounter, gocryptfs, tmp_path):
         hwm = [int(line.split()[1]) for line in f
                if line.startswith("VmHWM:")][0]
     assert hwm < 256 * 1024, "daemon peak RSS %d KiB" % hwm
+
+
+CTL_PATHS = ["size1.bin", "sub", "sub/inner.txt", "sub/" + "D" * 180,
+             "sub/%s/deep.txt" % ("D" * 180), "caf\u00e9.txt",
+             "200".ljust(200, "n"), "nonexist", "sub/nonexist",
+             "gocryptfs.conf", CONF, "sub/gocryptfs.diriv"]
+
+
+def _xray(sock, mode, lines):
+    p = subprocess.run(["gocryptfs-xray", mode, sock],
+                       input="".join(x + "\n" for x in lines).encode(),
+                       capture_output=True, timeout=60 * util.SLOW)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+@pytest.mark.parametrize("variant", ["default", "plaintextnames"])
+def test_ctlsock_same_as_gocryptfs(mounter, gocryptfs, tmp_path, variant):
+    """-ctlsock of a reverse mount: plaintext paths to the view's paths and
+    back, as gocryptfs answers (gocryptfs-xray is the client)."""
+    if not shutil.which("gocryptfs-xray"):
+        pytest.skip("gocryptfs-xray is missing")
+    plain = str(tmp_path / "plain")
+    _init_reverse(mounter, plain, VARIANTS[variant])
+    populate(plain)
+    vs, gs = str(tmp_path / "v.sock"), str(tmp_path / "g.sock")
+    v = _rmount(mounter, plain, extra=["-ctlsock", vs])
+    _rmount(mounter, plain, binary=gocryptfs, extra=["-ctlsock", gs])
+    enc = [_xray(s, "-encrypt-paths", CTL_PATHS) for s in (vs, gs)]
+    assert enc[0][:2] == enc[1][:2], (enc[0], enc[1])
+    got = enc[0][1].split("\n")
+    for plainpath, cpath in zip(CTL_PATHS[:7], got):
+        assert os.path.lexists(v.p(cpath)), (plainpath, cpath)
+    # back, and names that are nobody's (ENOENT from both)
+    back = [g for g in got if g] + ["AAAAAAAAAAAAAAAAAAAAAA", "bad",
+                                    "gocryptfs.conf", "gocryptfs.diriv",
+                                    got[0] + "/x", "gocryptfs.longname.AAAA"]
+    dec = [_xray(s, "-decrypt-paths", back) for s in (vs, gs)]
+    assert dec[0] == dec[1], (dec[0], dec[1])
