@@ -433,7 +433,7 @@ int ignore_add_text(struct ignore *ig, const char *text, size_t len)
 	return 0;
 }
 
-/* ---- matching -------------------------------------------------------------- */
+/* ---- matching ---------------------------------------------------------- */
 
 /* A set of program counters: a dense list and a membership bitmap. */
 struct pcset {
