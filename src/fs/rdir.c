@@ -427,6 +427,9 @@ uint64_t rdir_ino(struct fs *fs, dev_t dev, uint64_t ino, unsigned char kind)
 	struct rfs_ns *nn;
 	size_t i;
 
+	/* namespace 0, the common case, needs no lock */
+	if (dev == fs->root.dev && kind == INODE_REAL)
+		return ino & ((1ull << INO_NS_SHIFT) - 1);
 	pthread_mutex_lock(&r->lock);
 	if (!r->nns && (r->ns = malloc(sizeof(*r->ns)))) {
 		r->ns[0].dev = fs->root.dev;
