@@ -31,6 +31,7 @@ enum ftype {
 	F_OPENSSL,	/* true|false|auto */
 	F_NOTE_BOOL,	/* accepted without effect: note says why */
 	F_NOTE_STR,
+	F_LIST,		/* repeatable string: struct args_list */
 	F_IGN_BOOL,
 };
 
@@ -43,6 +44,7 @@ struct flag {
 #define B(n, field) { n, F_BOOL, offsetof(struct args, field) }
 #define S(n, field) { n, F_STR, offsetof(struct args, field) }
 #define L(n, field) { n, F_LONG, offsetof(struct args, field) }
+#define LIST(n, field) { n, F_LIST, offsetof(struct args, field) }
 
 static const struct flag flags[] = {
 	B("init", init), B("passwd", passwd), B("info", info),
@@ -60,6 +62,10 @@ static const struct flag flags[] = {
 	B("allow_other", allow_other), B("nonempty", nonempty),
 	B("q", quiet), B("quiet", quiet), B("d", debug), B("debug", debug),
 	B("noprealloc", noprealloc),
+	LIST("exclude", exclude), LIST("e", exclude),
+	LIST("exclude-wildcard", exclude_wildcard),
+	LIST("ew", exclude_wildcard), LIST("exclude-from", exclude_from),
+	B("one-file-system", one_file_system),
 	S("fsname", fsname), S("config", config), S("masterkey", masterkey),
 	S("cipher-impl", impl), S("force-impl", impl), S("impl", impl),
 	{ "passfile", F_PASSFILE, 0 },
@@ -178,6 +184,91 @@ static int append_fuse_opt(struct args *a, const char *opt, size_t len)
 
 static int apply(struct args *a, const struct flag *f, const char *name,
 		 const char *val, char *err);
+
+static int store_item(struct args *a, struct args_list *l, const char *s,
+		      size_t len, char *err)
+{
+	char **ns, *item;
+
+	if (l->n >= ARGS_MAX_LIST) {
+		seterr(err, "too many list values");
+		return -EINVAL;
+	}
+	ns = realloc(a->lstore, (a->nlstore + 1) * sizeof(*ns));
+	item = ns ? strndup(s, len) : NULL;
+	if (ns)
+		a->lstore = ns;
+	if (!item) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	a->lstore[a->nlstore++] = item;
+	l->v[l->n++] = item;
+	return 0;
+}
+
+/* The first record of val in CSV (Go's encoding/csv, which gocryptfs's flag
+ * library reads list values with): fields separated by ',', a field in
+ * double quotes may hold ',' and '"' written as "". An empty value is no
+ * field at all. */
+static int apply_list(struct args *a, const struct flag *f, const char *name,
+		      const char *val, char *err)
+{
+	struct args_list *l = (struct args_list *)((char *)a + f->off);
+	/* the short name ("e", "ew") and the long one count apart */
+	size_t alias = strlen(f->name) <= 2;
+	char *buf = malloc(strlen(val) + 1);
+	const char *p = val;
+	int rc = 0;
+
+	if (!buf) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (!l->used[alias]) {
+		l->n = 0;
+		l->used[alias] = true;
+	}
+	while (*val && !rc) {
+		size_t o = 0;
+
+		if (*p == '"') {
+			for (p++;; p++) {
+				if (*p == '\0') {
+					rc = -EINVAL;
+					break;
+				}
+				if (*p == '"' && p[1] == '"') {
+					buf[o++] = *p++;
+				} else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					buf[o++] = *p;
+				}
+			}
+			if (!rc && *p && *p != ',' && *p != '\n')
+				rc = -EINVAL;
+		} else {
+			for (; *p && *p != ',' && *p != '\n'; p++) {
+				if (*p == '"')
+					rc = -EINVAL;
+				buf[o++] = *p;
+			}
+		}
+		if (rc) {
+			seterr(err, "invalid argument '%s' for -%s: bad quoting",
+			       val, name);
+			break;
+		}
+		rc = store_item(a, l, buf, o, err);
+		if (*p != ',')
+			break; /* end of the value or of its first line */
+		p++;
+	}
+	free(buf);
+	return rc;
+}
 
 static bool takes_value(const struct flag *f)
 {
@@ -332,6 +423,8 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		return 0;
 	case F_OPTS:
 		return apply_opts(a, val, err);
+	case F_LIST:
+		return apply_list(a, f, name, val, err);
 	}
 	return -EINVAL;
 }
@@ -404,6 +497,9 @@ const char *args_flag(size_t i, bool *value)
 
 void args_free(struct args *a)
 {
+	for (size_t i = 0; i < a->nlstore; i++)
+		free(a->lstore[i]);
+	free(a->lstore);
 	free(a->fuse_opts);
 	for (size_t i = 0; i < a->nostore; i++)
 		free(a->ostore[i]);

@@ -14,6 +14,18 @@
 
 #define ARGS_MAX_MULTI 16
 #define ARGS_ERR_LEN 512
+#define ARGS_MAX_LIST 256
+
+/* A flag that may be repeated, each value a comma-separated list (CSV, as
+ * gocryptfs parses them). It has a long and a short name; the first use of
+ * either name replaces what the other one gave, later uses append (so
+ * "-e A -exclude B -e C" gives B, C, as with gocryptfs). Strings are owned
+ * by struct args. */
+struct args_list {
+	const char *v[ARGS_MAX_LIST];
+	size_t n;
+	bool used[2];
+};
 
 struct args {
 	/* actions */
@@ -27,6 +39,9 @@ struct args {
 	/* mount */
 	bool fg, nosyslog, ro, rw, allow_other, nonempty, quiet, debug;
 	bool noprealloc;
+	/* reverse mode: -exclude/-e, -exclude-wildcard/-ew, -exclude-from */
+	struct args_list exclude, exclude_wildcard, exclude_from;
+	bool one_file_system;
 	const char *fsname, *config, *masterkey, *impl;
 	char *fuse_opts;	/* malloc'ed, comma-separated, or NULL */
 	/* more mount options (gocryptfs -hh) */
@@ -55,6 +70,9 @@ struct args {
 	/* "-o" option strings are copied here; freed by args_free */
 	char *ostore[ARGS_MAX_MULTI];
 	size_t nostore;
+	/* list items (struct args_list), freed by args_free */
+	char **lstore;
+	size_t nlstore;
 };
 
 /* Parse argv into a (defaults applied). Returns 0, or -EINVAL with a one-line

@@ -155,9 +155,8 @@ static int check_init_dir(const struct args *a, const char *dir,
 
 	if (a->reverse) {
 		if (access(path, F_OK) == 0) {
-			cli_err("Invalid cipherdir: config '%s' already exists",
-				path);
-			return EXIT_CIPHERDIR;
+			cli_err("Config file '%s' already exists", path);
+			return EXIT_INIT;
 		}
 		return 0;
 	}

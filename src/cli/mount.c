@@ -2,7 +2,8 @@
 /*
  * Mounting (the action without an action flag): check CIPHERDIR and
  * MOUNTPOINT, build the crypto chain, hand content and names to the FUSE
- * daemon (src/fs), and map its result to an exit code. Without -fg the
+ * daemon (src/fs) with the frontend of the mode (forward, or -reverse with
+ * its exclusion list), and map its result to an exit code. Without -fg the
  * daemon forks into the background once the mount is ready.
  */
 #include <errno.h>
@@ -17,10 +18,12 @@
 #include "cli/actions.h"
 #include "cli/args.h"
 #include "cli/common.h"
+#include "common/ignore.h"
 #include "common/log.h"
 #include "common/secmem.h"
 #include "exitcodes.h"
 #include "fs/fs.h"
+#include "fs/rfs.h"
 
 struct ready {
 	struct cli_chain *ch;
@@ -158,11 +161,89 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 	fo->nbadname = a->nbadname;
 }
 
+/* The -exclude-from files into ig. */
+static int read_exclude_files(const struct args *a, struct ignore *ig)
+{
+	for (size_t i = 0; i < a->exclude_from.n; i++) {
+		const char *path = a->exclude_from.v[i];
+		char *text = NULL;
+		size_t cap = 0, len = 0;
+		FILE *f = fopen(path, "re");
+		int rc = 0;
+
+		if (!f) {
+			cli_err("Error reading exclusion patterns: '%s': %s",
+				path, strerror(errno));
+			return EXIT_EXCLUDE;
+		}
+		len = (size_t)getdelim(&text, &cap, '\0', f);
+		if (ferror(f))
+			rc = -EIO;
+		else if (len != (size_t)-1)
+			rc = ignore_add_text(ig, text, len);
+		fclose(f);
+		free(text);
+		if (rc) {
+			cli_err("Error reading exclusion patterns: '%s': %s",
+				path, rc == -EINVAL ? "a line is too long"
+						    : strerror(-rc));
+			return EXIT_EXCLUDE;
+		}
+	}
+	return 0;
+}
+
+/* spec §5.6: -exclude X is the anchored pattern /X, -exclude-wildcard and
+ * -exclude-from lines are used as they are. *out is NULL when nothing is
+ * excluded. */
+static int exclusion(const struct args *a, struct ignore **out)
+{
+	struct ignore *ig = NULL;
+	char line[IGNORE_LINE_MAX + 2];
+	int rc = 0, ex = 0;
+
+	*out = NULL;
+	if (!a->exclude.n && !a->exclude_wildcard.n && !a->exclude_from.n)
+		return 0;
+	if (ignore_new(&ig))
+		return EXIT_OTHER;
+	for (size_t i = 0; !rc && i < a->exclude.n; i++) {
+		const char *p = a->exclude.v[i];
+
+		/* an empty item is "/": everything (as with gocryptfs) */
+		if (snprintf(line, sizeof(line), "/%s", p) >= (int)sizeof(line))
+			rc = -EINVAL;
+		else
+			rc = ignore_add(ig, line, strlen(line));
+	}
+	for (size_t i = 0; !rc && i < a->exclude_wildcard.n; i++)
+		rc = ignore_add(ig, a->exclude_wildcard.v[i],
+				strlen(a->exclude_wildcard.v[i]));
+	if (rc) {
+		cli_err("Error reading exclusion patterns: %s",
+			rc == -EINVAL ? "a pattern is too long" : strerror(-rc));
+		ex = EXIT_EXCLUDE;
+	} else {
+		ex = read_exclude_files(a, ig);
+	}
+	if (ex)
+		ignore_free(ig);
+	else
+		*out = ig;
+	return ex;
+}
+
 static int run_fs(struct cli_chain *ch, const struct args *a,
 		  const char *cipherdir, const char *mnt)
 {
 	struct fs_options fo = { .cipherdir = cipherdir, .mountpoint = mnt };
 	struct ready r = { .ch = ch, .a = a };
+	struct rfs_options ro = {
+		.one_file_system = a->one_file_system,
+		/* spec §5.6: not with -config */
+		.map_conf = !a->config,
+	};
+	struct ignore *ig = NULL;
 	struct fs *fs = NULL;
 	char *ctl = NULL;
 	bool parent = false;
@@ -184,9 +265,23 @@ static int run_fs(struct cli_chain *ch, const struct args *a,
 	}
 	fo.on_ready = on_ready;
 	fo.on_ready_arg = &r;
-	rc = fs_new(&fs, &fo, ch->content, ch->names);
+	if (a->reverse) {
+		ex = exclusion(a, &ig);
+		if (ex) {
+			free(ctl);
+			return ex;
+		}
+		ro.exclude = ig;
+		rc = fs_new(&fs, &fo, &fs_reverse, &ro, ch->content,
+			    ch->names);
+	} else {
+		rc = fs_new(&fs, &fo, &fs_forward, NULL, ch->content,
+			    ch->names);
+	}
 	if (rc) {
 		cli_err("setting up the filesystem failed: %s", strerror(-rc));
+		ignore_free(ig);
+		free(ctl);
 		return EXIT_OTHER;
 	}
 	rc = fs_run(fs, &parent);
@@ -206,6 +301,7 @@ static int run_fs(struct cli_chain *ch, const struct args *a,
 	}
 	fs_free(fs);
 	free(ctl);
+	ignore_free(ig);
 	return ex;
 }
 
@@ -222,9 +318,9 @@ int cli_mount(const struct args *a)
 		cli_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (a->reverse) {
-		cli_err("reverse mode mounts are not supported by " PROG);
-		return EXIT_USAGE;
+	if (!a->reverse && a->exclude.n) {
+		cli_err("-exclude only works in reverse mode");
+		return EXIT_EXCLUDE;
 	}
 	ex = cli_check_cipherdir(a->pos[0]);
 	if (ex)
@@ -246,6 +342,12 @@ int cli_mount(const struct args *a)
 	if (ex)
 		goto out;
 	ex = cli_chain_open(&ch, a, cipherdir);
+	/* spec §5.1: the deterministic view is safe with AES-SIV only */
+	if (!ex && a->reverse && ch.cipher != AEAD_AES_SIV_512) {
+		cli_err("AES-SIV is required by reverse mode, but not enabled "
+			"in the config file");
+		ex = EXIT_USAGE;
+	}
 	if (!ex)
 		ex = run_fs(&ch, a, cipherdir, mnt);
 out:

@@ -88,7 +88,8 @@ size_t aead_overhead(const struct aead *a);
 void aead_random_nonce(struct aead *a, uint8_t *out, size_t n);
 
 /* Seal one message: out (ptlen + overhead bytes) = nonce || body.
- * nonce NULL draws a random one; a given nonce is for tests and vectors.
+ * nonce NULL draws a random one; a given nonce is for reverse mode's
+ * derived nonces (spec §5), tests and vectors.
  * Returns 0 or -EIO. */
 int aead_seal(struct aead *a, uint8_t *out, const uint8_t *nonce,
 	      const uint8_t *pt, size_t ptlen, const uint8_t *aad,

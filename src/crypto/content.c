@@ -70,6 +70,12 @@ void content_header_new(const struct content *c,
 	do
 		aead_random_nonce(c->aead, file_id, CONTENT_FILE_ID_LEN);
 	while (all_zero(file_id, CONTENT_FILE_ID_LEN));
+	content_header_make(hdr, file_id);
+}
+
+void content_header_make(uint8_t hdr[static CONTENT_HEADER_LEN],
+			 const uint8_t file_id[static CONTENT_FILE_ID_LEN])
+{
 	hdr[0] = CONTENT_HEADER_VERSION >> 8;
 	hdr[1] = CONTENT_HEADER_VERSION & 0xff;
 	memcpy(hdr + 2, file_id, CONTENT_FILE_ID_LEN);
@@ -149,6 +155,57 @@ int content_encrypt_blocks(struct content *c, uint8_t *out, const uint8_t *pt,
 				first_block, file_id, NULL) ? -EIO : 0;
 }
 
+/* spec §5.4: the low half of the block-0 IV, read big-endian, plus the
+ * block number (mod 2^64). */
+void content_block_nonce(uint8_t nonce[static CONTENT_IV_NONCE_LEN],
+			 const uint8_t block0_iv[static CONTENT_IV_NONCE_LEN],
+			 uint64_t block)
+{
+	uint64_t lo = 0;
+
+	for (int i = 8; i < 16; i++)
+		lo = lo << 8 | block0_iv[i];
+	lo += block;
+	memcpy(nonce, block0_iv, 8);
+	for (int i = 15; i >= 8; i--, lo >>= 8)
+		nonce[i] = (uint8_t)lo;
+}
+
+/* Nonces of one aead_seal_blocks call in content_encrypt_blocks_iv: 256
+ * blocks (1 MiB of plaintext, the largest FUSE read) for 4 KiB of stack. */
+#define IV_BATCH 256
+
+int content_encrypt_blocks_iv(struct content *c, uint8_t *out,
+			      const uint8_t *pt, size_t ptlen,
+			      uint64_t first_block,
+			      const uint8_t file_id[static CONTENT_FILE_ID_LEN],
+			      const uint8_t block0_iv[static CONTENT_IV_NONCE_LEN])
+{
+	uint8_t nonces[IV_BATCH * CONTENT_IV_NONCE_LEN];
+	size_t done = 0;
+
+	if (aead_nonce_len(c->aead) != CONTENT_IV_NONCE_LEN)
+		return -EINVAL;
+	while (done < ptlen) {
+		size_t len = ptlen - done, n;
+
+		if (len > (size_t)IV_BATCH * CONTENT_PLAIN_BS)
+			len = (size_t)IV_BATCH * CONTENT_PLAIN_BS;
+		n = (len + CONTENT_PLAIN_BS - 1) / CONTENT_PLAIN_BS;
+		for (size_t i = 0; i < n; i++)
+			content_block_nonce(nonces + i * CONTENT_IV_NONCE_LEN,
+					    block0_iv, first_block + i);
+		if (aead_seal_blocks(c->aead, out, pt + done, len,
+				     CONTENT_PLAIN_BS, first_block, file_id,
+				     nonces))
+			return -EIO;
+		out += len + n * c->overhead;
+		done += len;
+		first_block += n;
+	}
+	return 0;
+}
+
 int content_decrypt_blocks(struct content *c, uint8_t *out, size_t *ptlen,
 			   const uint8_t *ct, size_t ctlen, uint64_t first_block,
 			   const uint8_t file_id[static CONTENT_FILE_ID_LEN],
@@ -191,10 +248,22 @@ size_t content_msg_overhead(const struct content *c)
 	return c->overhead;
 }
 
+size_t content_nonce_len(const struct content *c)
+{
+	return aead_nonce_len(c->aead);
+}
+
 int content_seal_msg(struct content *c, uint8_t *out, const uint8_t *pt,
 		     size_t len)
 {
-	return aead_seal(c->aead, out, NULL, pt, len, msg_aad,
+	return content_seal_msg_nonce(c, out, pt, len, NULL);
+}
+
+int content_seal_msg_nonce(struct content *c, uint8_t *out,
+			   const uint8_t *pt, size_t len,
+			   const uint8_t *nonce)
+{
+	return aead_seal(c->aead, out, nonce, pt, len, msg_aad,
 			 sizeof(msg_aad)) ? -EIO : 0;
 }
 

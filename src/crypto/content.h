@@ -38,6 +38,9 @@ size_t content_overhead(const struct content *c);
 void content_header_new(const struct content *c,
 			uint8_t hdr[static CONTENT_HEADER_LEN],
 			uint8_t file_id[static CONTENT_FILE_ID_LEN]);
+/* hdr = BE16(2) || file_id (reverse mode derives the ID, spec §5.4). */
+void content_header_make(uint8_t hdr[static CONTENT_HEADER_LEN],
+			 const uint8_t file_id[static CONTENT_FILE_ID_LEN]);
 /* Parse a header (spec §3.1). Returns 0 and the file ID, or -EBADMSG for a
  * wrong version or an all-zero file ID. */
 int content_header_parse(const uint8_t hdr[static CONTENT_HEADER_LEN],
@@ -74,11 +77,34 @@ int content_decrypt_blocks(struct content *c, uint8_t *out, size_t *ptlen,
 			   uint64_t *bad_block)
 	__attribute__((warn_unused_result));
 
+/*
+ * Deterministic encryption of reverse mode (spec §5.4): block n is sealed
+ * with nonce(n) = iv[0:8] || BE64(BE64^-1(iv[8:16]) + n), where iv is the
+ * file's block-0 IV. Only for a cipher with 16-byte nonces (the view uses
+ * AES-SIV, which stays safe with repeated nonces); -EINVAL otherwise. out
+ * as for content_encrypt_blocks. Returns 0, -EINVAL or -EIO.
+ */
+#define CONTENT_IV_NONCE_LEN 16
+void content_block_nonce(uint8_t nonce[static CONTENT_IV_NONCE_LEN],
+			 const uint8_t block0_iv[static CONTENT_IV_NONCE_LEN],
+			 uint64_t block);
+int content_encrypt_blocks_iv(struct content *c, uint8_t *out,
+			      const uint8_t *pt, size_t ptlen,
+			      uint64_t first_block,
+			      const uint8_t file_id[static CONTENT_FILE_ID_LEN],
+			      const uint8_t block0_iv[static CONTENT_IV_NONCE_LEN]);
+
 /* Single message with AAD BE64(0): symlink targets, xattr values. out must
  * hold len + content_msg_overhead() bytes. */
 size_t content_msg_overhead(const struct content *c);
 int content_seal_msg(struct content *c, uint8_t *out, const uint8_t *pt,
 		     size_t len);
+/* The same with a given nonce of content_nonce_len() bytes (reverse-mode
+ * symlink targets, spec §5.5); NULL draws a random one. */
+size_t content_nonce_len(const struct content *c);
+int content_seal_msg_nonce(struct content *c, uint8_t *out,
+			   const uint8_t *pt, size_t len,
+			   const uint8_t *nonce);
 /* Returns 0 (plaintext length inlen - overhead) or -EBADMSG, out zeroed. */
 int content_open_msg(struct content *c, uint8_t *out, const uint8_t *in,
 		     size_t inlen) __attribute__((warn_unused_result));

@@ -130,3 +130,24 @@ int kdf_sha256(uint8_t out[static 32], const uint8_t *in, size_t len)
 {
 	return digest(false, out, in, len);
 }
+
+int kdf_sha256_2(uint8_t out[static 32], const uint8_t *a, size_t alen,
+		 const uint8_t *b, size_t blen)
+{
+	EVP_MD_CTX *ctx;
+	int rc = -EIO;
+
+	if ((!a && alen) || (!b && blen))
+		return -EINVAL;
+	pthread_once(&md_once, md_fetch);
+	ctx = EVP_MD_CTX_new();
+	if (ctx && md_sha256 && EVP_DigestInit_ex(ctx, md_sha256, NULL) == 1 &&
+	    EVP_DigestUpdate(ctx, a, alen) == 1 &&
+	    EVP_DigestUpdate(ctx, b, blen) == 1 &&
+	    EVP_DigestFinal_ex(ctx, out, NULL) == 1)
+		rc = 0;
+	else
+		log_err("sha256 failed");
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}

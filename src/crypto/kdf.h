@@ -32,5 +32,8 @@ int kdf_scrypt(uint8_t *out, size_t outlen, const uint8_t *pw, size_t pwlen,
 /* SHA-512 (legacy SIV key derivation, spec §2.3) and SHA-256. */
 int kdf_sha512(uint8_t out[static 64], const uint8_t *in, size_t len);
 int kdf_sha256(uint8_t out[static 32], const uint8_t *in, size_t len);
+/* SHA-256 of a || b. */
+int kdf_sha256_2(uint8_t out[static 32], const uint8_t *a, size_t alen,
+		 const uint8_t *b, size_t blen);
 
 #endif

@@ -195,6 +195,14 @@ int names_decrypt(const struct names *n, const uint8_t iv[static 16],
 	return 0;
 }
 
+size_t names_encrypted_len(const struct names *n, size_t len)
+{
+	if (n->p.plaintext)
+		return len;
+	/* pad16 always adds 1..16 bytes (spec §4.3) */
+	return b64_encoded_len((len / 16 + 1) * 16, n->b64);
+}
+
 int names_store_name(const struct names *n, const char *cname, char *stored,
 		     size_t cap)
 {
@@ -266,6 +274,20 @@ bool names_is_internal(const struct names *n, const char *stored,
 int names_encrypt_symlink(const struct names *n, const char *target,
 			  size_t len, char *out, size_t cap)
 {
+	return names_encrypt_symlink_nonce(n, target, len, NULL, out, cap);
+}
+
+size_t names_symlink_cipher_len(const struct names *n, size_t len)
+{
+	if (n->p.plaintext || len == 0 || !n->content)
+		return len;
+	return b64_encoded_len(len + content_msg_overhead(n->content), n->b64);
+}
+
+int names_encrypt_symlink_nonce(const struct names *n, const char *target,
+				size_t len, const uint8_t *nonce, char *out,
+				size_t cap)
+{
 	uint8_t *buf = NULL;
 	size_t blen;
 	int rc;
@@ -286,13 +308,32 @@ int names_encrypt_symlink(const struct names *n, const char *target,
 	buf = malloc(blen);
 	if (!buf)
 		return -ENOMEM;
-	rc = content_seal_msg(n->content, buf, (const uint8_t *)target, len);
+	rc = content_seal_msg_nonce(n->content, buf, (const uint8_t *)target,
+				    len, nonce);
 	if (rc)
 		goto out;
 	b64_encode(out, buf, blen, n->b64);
 out:
 	free(buf);
 	return rc ? -EIO : 0;
+}
+
+int names_pathiv(uint8_t out[static NAMES_DIRIV_LEN], const char *path,
+		 size_t len, const char *purpose)
+{
+	uint8_t tail[1 + 16], h[32];
+	size_t plen = strlen(purpose);
+	int rc;
+
+	/* spec §5.2: SHA-256(path || 0x00 || purpose)[0:16] */
+	if (plen > sizeof(tail) - 1)
+		return -EINVAL;
+	tail[0] = 0;
+	memcpy(tail + 1, purpose, plen);
+	rc = kdf_sha256_2(h, (const uint8_t *)path, len, tail, plen + 1);
+	if (!rc)
+		memcpy(out, h, NAMES_DIRIV_LEN);
+	return rc;
 }
 
 int names_decrypt_symlink(const struct names *n, const char *stored,

@@ -61,6 +61,9 @@ int names_encrypt(const struct names *n, const uint8_t iv[static 16],
 int names_decrypt(const struct names *n, const uint8_t iv[static 16],
 		  const char *cname, size_t len, char *name, size_t cap);
 
+/* Length of what names_encrypt makes of a len-byte name. */
+size_t names_encrypted_len(const struct names *n, size_t len);
+
 /* If cname is longer than the threshold, write its stored form
  * "gocryptfs.longname.<b64 sha256>" to stored and return 1; otherwise copy
  * cname to stored and return 0. cap >= NAMES_MAX_CNAME. */
@@ -103,6 +106,12 @@ int names_badname_stored(const struct names *n, const uint8_t iv[static 16],
  * target itself for plaintext names. Returns 0 or -ENAMETOOLONG / -EIO. */
 int names_encrypt_symlink(const struct names *n, const char *target,
 			  size_t len, char *out, size_t cap);
+/* The same with a given nonce (reverse mode, spec §5.5). */
+int names_encrypt_symlink_nonce(const struct names *n, const char *target,
+				size_t len, const uint8_t *nonce, char *out,
+				size_t cap);
+/* Length of the stored form of a len-byte target (for st_size). */
+size_t names_symlink_cipher_len(const struct names *n, size_t len);
 /* Returns 0 with NUL-terminated target, or -EBADMSG. */
 int names_decrypt_symlink(const struct names *n, const char *stored,
 			  size_t len, char *out, size_t cap);
@@ -123,5 +132,15 @@ int names_encrypt_xattr(const struct names *n, const char *name, char *out,
  * (hide it), or -EBADMSG for a corrupt encrypted name. */
 int names_decrypt_xattr(const struct names *n, const char *stored, char *out,
 			size_t cap);
+
+/* Reverse mode (spec §5.2): pathiv(P, PURPOSE) = SHA-256(P || 0x00 ||
+ * PURPOSE)[0:16], P the relative cipher path in the view ("" for the root,
+ * no leading or trailing slash). Returns 0 or -EIO. */
+#define NAMES_PATHIV_DIRIV "DIRIV"
+#define NAMES_PATHIV_FILEID "FILEID"
+#define NAMES_PATHIV_BLOCK0 "BLOCK0IV"
+#define NAMES_PATHIV_SYMLINK "SYMLINKIV"
+int names_pathiv(uint8_t out[static NAMES_DIRIV_LEN], const char *path,
+		 size_t len, const char *purpose);
 
 #endif

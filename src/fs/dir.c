@@ -60,24 +60,6 @@ static int read_small(int dfd, const char *name, uint8_t *buf, size_t cap,
 	return rc;
 }
 
-/* A directory stream over the directory dfd refers to, on a new descriptor
- * (closedir() leaves dfd open). Returns 0 or -errno. */
-static int dir_stream(int dfd, DIR **out)
-{
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	*out = fdopendir(fd);
-	if (!*out) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
-	return 0;
-}
-
 /* The gocryptfs.diriv of the directory dfd, uncached: 0, the negative
  * errno of opening or reading it, or -EIO when it is corrupt. */
 static int read_diriv(int dfd, uint8_t iv[static NAMES_DIRIV_LEN])
@@ -635,7 +617,7 @@ static int rmdir_at(struct fs *fs, int dfd, const char *stored,
 	}
 	if (fs->plaintext || !fs->diriv)
 		goto plain;
-	rc = dir_stream(cfd, &d);
+	rc = fe_dir_stream(cfd, &d);
 	if (rc)
 		goto out;
 	while ((de = readdir(d))) {
@@ -862,46 +844,6 @@ long dir_symlink_size(struct fs *fs, struct inode *in, size_t stored_len)
 	return l;
 }
 
-static int list_add(struct dir_list *dl, const char *name, const char *stored,
-		    ino_t ino, unsigned char type)
-{
-	struct dir_ent *e;
-
-	if (dl->n == dl->cap) {
-		size_t cap = dl->cap ? dl->cap * 2 : 64;
-		struct dir_ent *ne = realloc(dl->ents, cap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		dl->ents = ne;
-		dl->cap = cap;
-	}
-	e = &dl->ents[dl->n];
-	e->name = strdup(name);
-	e->stored = strdup(stored);
-	if (!e->name || !e->stored) {
-		free(e->name);
-		free(e->stored);
-		return -ENOMEM;
-	}
-	e->ino = ino;
-	e->type = type;
-	dl->n++;
-	return 0;
-}
-
-void dir_list_free(struct dir_list *dl)
-{
-	size_t i;
-
-	for (i = 0; i < dl->n; i++) {
-		free(dl->ents[i].name);
-		free(dl->ents[i].stored);
-	}
-	free(dl->ents);
-	memset(dl, 0, sizeof(*dl));
-}
-
 /* Decrypt the (encrypted) stored name of an entry of the directory dfd,
  * reading the .name sidecar of a long name, into name (NAMES_MAX_PLAIN + 1
  * bytes). Returns 0, -EBADMSG (the name does not decrypt), or the negative
@@ -977,63 +919,56 @@ static int dec_entry(struct fs *fs, struct inode *dir, int dfd,
 	return 0;
 }
 
+struct list_arg {
+	struct fs *fs;
+	struct inode *dir;
+	int dfd;
+	uint8_t iv[NAMES_DIRIV_LEN];
+	/* entries hidden as corrupt, and the first of them */
+	size_t hidden;
+	char first[INODE_NAME_MAX];
+	const char *first_why;
+};
+
+static int list_one(void *arg, const struct dirent *de, struct dir_list *dl)
+{
+	struct list_arg *a = arg;
+	char name[NAMES_MAX_PLAIN + 1];
+	const char *why = NULL;
+	int h;
+
+	h = dec_entry(a->fs, a->dir, a->dfd, a->iv, de->d_name, name, &why);
+	if (!h)
+		return dir_list_add(dl, name, de->d_name, de->d_ino,
+				    de->d_type, INODE_REAL);
+	/* One log line per listing, however many (a hostile cipherdir must
+	 * not flood the log). */
+	if (h == 2 && !a->hidden++) {
+		snprintf(a->first, sizeof(a->first), "%s", de->d_name);
+		a->first_why = why;
+	}
+	return 0;
+}
+
 int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 {
-	uint8_t iv[NAMES_DIRIV_LEN];
-	char name[NAMES_MAX_PLAIN + 1], first[INODE_NAME_MAX] = "";
-	const char *why = NULL, *first_why = NULL;
-	struct dirent *de;
-	size_t hidden = 0;
-	DIR *d = NULL;
-	int dfd, rc, h;
+	struct list_arg a = { .fs = fs, .dir = dir };
+	int rc;
 
 	memset(dl, 0, sizeof(*dl));
-	dfd = dirfd_get(fs, dir);
-	if (dfd < 0)
-		return dfd;
-	rc = dir_iv(fs, dir, dfd, iv);
-	if (rc)
-		goto out;
-	rc = dir_stream(dfd, &d);
-	if (rc)
-		goto out;
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			rc = -errno;
-			break;
-		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			rc = list_add(dl, de->d_name, de->d_name, de->d_ino,
-				      DT_DIR);
-		} else if ((h = dec_entry(fs, dir, dfd, iv, de->d_name, name,
-					  &why))) {
-			/* One log line per listing, however many (a hostile
-			 * cipherdir must not flood the log). */
-			if (h == 2 && !hidden++) {
-				snprintf(first, sizeof(first), "%s",
-					 de->d_name);
-				first_why = why;
-			}
-			continue;
-		} else {
-			rc = list_add(dl, name, de->d_name, de->d_ino,
-				      de->d_type);
-		}
-		if (rc)
-			break;
-	}
-out:
-	if (hidden == 1)
+	a.dfd = dirfd_get(fs, dir);
+	if (a.dfd < 0)
+		return a.dfd;
+	rc = dir_iv(fs, dir, a.dfd, a.iv);
+	if (!rc)
+		rc = fe_list_backing(a.dfd, dl, list_one, &a);
+	if (a.hidden == 1)
 		log_warn("directory inode %ju: hiding '%s': %s",
-			 (uintmax_t)dir->ino, first, first_why);
-	else if (hidden)
+			 (uintmax_t)dir->ino, a.first, a.first_why);
+	else if (a.hidden)
 		log_warn("directory inode %ju: hiding %zu entries with bad "
 			 "names or .name files (first '%s': %s)",
-			 (uintmax_t)dir->ino, hidden, first, first_why);
-	if (d)
-		closedir(d);
+			 (uintmax_t)dir->ino, a.hidden, a.first, a.first_why);
 	dirfd_put(fs, dir);
 	if (rc)
 		dir_list_free(dl);
@@ -1152,4 +1087,13 @@ int dir_decrypt_path(struct fs *fs, const char *path, char **out)
 		return *out ? 0 : -ENOMEM;
 	}
 	return walk_path(fs, path, false, out);
+}
+
+int dir_list_entry(struct fs *fs, struct inode *dir, int dfd,
+		   const struct dir_ent *d, struct inode **in, struct stat *st)
+{
+	if (fstatat(dfd, d->stored, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 1; /* vanished meanwhile */
+	*in = inode_lookup_add(fs, dir, d->stored, st);
+	return *in ? 0 : -ENOMEM;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "fs/fe.h"
 #include "fs/inode.h"
 
 struct fs;
@@ -23,18 +24,6 @@ struct inode;
 struct cred {
 	uid_t uid;
 	gid_t gid;
-};
-
-struct dir_ent {
-	char *name;	/* plaintext */
-	char *stored;	/* backing name */
-	ino_t ino;
-	unsigned char type; /* DT_* */
-};
-
-struct dir_list {
-	struct dir_ent *ents;
-	size_t n, cap;
 };
 
 /* Directory IV of dir (fd dfd); zeros without DirIV. */
@@ -79,8 +68,10 @@ long dir_symlink_size(struct fs *fs, struct inode *in, size_t stored_len);
 int dir_encrypt_path(struct fs *fs, const char *path, char **out);
 int dir_decrypt_path(struct fs *fs, const char *path, char **out);
 
-/* Listing snapshot of dir with decrypted names ("." and ".." first). */
+/* Listing snapshot of dir with decrypted names ("." and ".." first), and
+ * the READDIRPLUS lookup of one of its entries (fe.h list_entry). */
 int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl);
-void dir_list_free(struct dir_list *dl);
+int dir_list_entry(struct fs *fs, struct inode *dir, int dfd,
+		   const struct dir_ent *d, struct inode **in, struct stat *st);
 
 #endif

@@ -25,8 +25,8 @@
 
 static const uint8_t zero_block[PBS];
 
-static int pread_full(int fd, void *buf, size_t len, uint64_t off,
-		      size_t *got)
+int file_pread_full(int fd, void *buf, size_t len, uint64_t off,
+		    size_t *got)
 {
 	size_t done = 0;
 
@@ -116,7 +116,7 @@ static int load_id(struct inode *in, int fd)
 		rc = 1;
 		goto out;
 	}
-	rc = pread_full(fd, hdr, sizeof(hdr), 0, &got);
+	rc = file_pread_full(fd, hdr, sizeof(hdr), 0, &got);
 	if (rc)
 		goto out;
 	if (got <= HL) {
@@ -170,7 +170,7 @@ static int read_block(struct fs *fs, struct inode *in, int fd, uint64_t b,
 
 	*plen = 0;
 	memset(out, 0, PBS);
-	rc = pread_full(fd, ct, fs->cbs,
+	rc = file_pread_full(fd, ct, fs->cbs,
 			content_block_cipher_off(fs->content, b), &got);
 	if (rc || !got)
 		return rc;
@@ -532,7 +532,7 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 		goto out;
 	}
 	pt = buf + clen;
-	rc = pread_full(in->fd, buf, clen,
+	rc = file_pread_full(in->fd, buf, clen,
 			content_block_cipher_off(fs->content, b0), &got);
 	if (rc || !got)
 		goto out;

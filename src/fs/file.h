@@ -50,6 +50,9 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 	       uint64_t *res);
 int file_fsync(struct fs *fs, struct inode *in, bool datasync);
+/* pread until len bytes or the end of the file; *got what was read. */
+int file_pread_full(int fd, void *buf, size_t len, uint64_t off,
+		    size_t *got);
 /* fstat of the open fd (for setattr/getattr with a handle). */
 int file_fstat(struct fs *fs, struct inode *in, struct stat *st);
 

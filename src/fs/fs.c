@@ -23,10 +23,10 @@
 #include "fs/chan.h"
 #include "fs/ctlsock.h"
 #include "fs/dir.h"
+#include "fs/fe.h"
 #include "fs/fs.h"
 #include "fs/idle.h"
 #include "fs/inode.h"
-#include "fs/ops.h"
 
 #define MAX_IO (1u << 20)
 /* How long a worker polls for the next request before it sleeps (chan.c);
@@ -148,11 +148,13 @@ static char *dup_or_null(const char *s, bool *fail)
 }
 
 int fs_new(struct fs **out, const struct fs_options *opt,
+	   const struct fs_frontend *fe, const void *fe_arg,
 	   struct content *content, struct names *names)
 {
 	const struct names_params *np = names_params(names);
 	struct fs *fs;
 	bool fail = false;
+	int rc;
 
 	*out = NULL;
 	fs = calloc(1, sizeof(*fs));
@@ -181,6 +183,14 @@ int fs_new(struct fs **out, const struct fs_options *opt,
 	pthread_mutex_init(&fs->read_lock, NULL);
 	fs->ctl_ops = &fwd_ctl_ops;
 	fs->ctl_arg = fs;
+	fs->fe = fe;
+	if (fe->read_only)
+		fs->opt.ro = true;
+	rc = fe->setup ? fe->setup(fs, fe_arg) : 0;
+	if (rc) {
+		fs_free(fs);
+		return rc;
+	}
 	*out = fs;
 	return 0;
 }
@@ -190,7 +200,9 @@ void fs_free(struct fs *fs)
 	if (!fs)
 		return;
 	if (fs->htab)
-		ops_fini(fs);
+		fe_fini(fs);
+	if (fs->fe && fs->fe->teardown)
+		fs->fe->teardown(fs);
 	inode_table_fini(fs);
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);
@@ -259,8 +271,8 @@ static int build_opts(struct fs *fs, char *o, size_t cap)
 	opt_escape(o, cap, fs->fsname ? fs->fsname : fs->cipherdir);
 	n = strlen(o);
 	snprintf(o + n, cap - n,
-		 ",subtype=veilfs,max_read=%u%s%s%s%s%s%s%s%s%s",
-		 MAX_IO,
+		 ",subtype=%s,max_read=%u%s%s%s%s%s%s%s%s%s",
+		 fs->fe->subtype, MAX_IO,
 		 /* Only other users need the kernel's permission checks: the
 		  * mounting user's own accesses are checked by the backing
 		  * filesystem, and default_permissions costs a GETATTR of the
@@ -409,7 +421,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	args.argc = argc;
 	args.argv = argv;
 	args.allocated = 0;
-	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), fs);
+	se = fuse_session_new(&args, fs->fe->ops, sizeof(*fs->fe->ops), fs);
 	fuse_opt_free_args(&args);
 	if (!se) {
 		log_err("could not create FUSE session (bad -o options?)");

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The FUSE daemon (forward mode). main.c builds the crypto chain, then hands
- * content and names engines to fs_new() and calls fs_run(), which mounts,
- * optionally daemonizes, serves requests until unmount or SIGTERM/SIGINT,
- * and returns. This module never learns which cipher runs.
+ * The FUSE daemon. The CLI builds the crypto chain, then hands content and
+ * names engines and a frontend (the view: forward or reverse mode) to
+ * fs_new() and calls fs_run(), which mounts, optionally daemonizes, serves
+ * requests until unmount or SIGTERM/SIGINT, and returns. This module never
+ * learns which cipher runs.
  */
 #ifndef FS_FS_H
 #define FS_FS_H
@@ -14,9 +15,15 @@
 struct content;
 struct names;
 struct fs;
+struct fs_frontend;
+
+/* Forward mode: CIPHERDIR shown decrypted. Reverse mode: a plaintext
+ * directory shown encrypted, read-only (its options: fs/rfs.h). */
+extern const struct fs_frontend fs_forward;
+extern const struct fs_frontend fs_reverse;
 
 struct fs_options {
-	const char *cipherdir;	/* absolute path */
+	const char *cipherdir;	/* absolute path (reverse: the plain dir) */
 	const char *mountpoint; /* absolute path */
 	bool foreground;	/* -fg: do not daemonize */
 	bool nosyslog;		/* daemon keeps logging to stderr */
@@ -58,11 +65,13 @@ enum fs_error {
 	FS_ERR_CTLSOCK = -1003,	   /* cannot create the -ctlsock socket */
 };
 
-/* content and names are borrowed and must outlive the fs, and so must
- * the option strings that fs_new does not copy (kernel_opts, ctlsock).
- * Returns 0 or
- * -ENOMEM. Caller frees. */
+/* A filesystem with frontend fe, whose own options fe_arg points to (NULL
+ * for fs_forward, struct rfs_options for fs_reverse; used during the call
+ * only). content and names are borrowed and must outlive the fs, and so
+ * must the option strings that fs_new does not copy (kernel_opts,
+ * ctlsock). Returns 0, -ENOMEM or the frontend's error. Caller frees. */
 int fs_new(struct fs **out, const struct fs_options *opt,
+	   const struct fs_frontend *fe, const void *fe_arg,
 	   struct content *content, struct names *names);
 /* Mount and serve. Without opt->foreground the calling process returns 0 only
  * once the mount is ready (the parent of a daemon; it must then exit), or a

@@ -123,6 +123,7 @@ static void free_inode(struct fs *fs, struct inode *in)
 		close(in->fd);
 	pthread_rwlock_destroy(&in->rw);
 	pthread_mutex_destroy(&in->hdr_lock);
+	free(in->rpath);
 	free(in);
 }
 
@@ -217,7 +218,8 @@ static struct inode *find_locked(struct fs *fs, dev_t dev, ino_t ino)
 	if (dev == fs->root.dev && ino == fs->root.ino)
 		return &fs->root;
 	for (in = fs->htab[hash_of(fs, dev, ino)]; in; in = in->hnext)
-		if (in->dev == dev && in->ino == ino && !in->stale)
+		if (in->dev == dev && in->ino == ino && !in->stale &&
+		    in->kind == INODE_REAL)
 			return in;
 	return NULL;
 }
@@ -232,6 +234,8 @@ static void del_link_locked(struct fs *fs, struct inode *in,
 
 	for (pp = &in->links; (l = *pp); pp = &l->next) {
 		if (l->parent == parent && !strcmp(l->name, name)) {
+			if (pp == &in->links && in->type == S_IFDIR)
+				fs->path_gen++;
 			*pp = l->next;
 			lt_remove(fs, l);
 			free(l);
@@ -254,15 +258,21 @@ static int set_link_locked(struct fs *fs, struct inode *in,
 		return 0;
 	for (pp = &in->links; (l = *pp); pp = &l->next) {
 		if (l->parent == parent && !strcmp(l->name, name)) {
+			if (pp == &in->links)
+				return 0;
 			*pp = l->next;
 			l->next = in->links;
 			in->links = l;
+			if (in->type == S_IFDIR)
+				fs->path_gen++;
 			return 0;
 		}
 	}
 	l = malloc(sizeof(*l) + n + 1);
 	if (!l)
 		return -ENOMEM;
+	if (in->type == S_IFDIR && in->links)
+		fs->path_gen++;
 	memcpy(l->name, name, n + 1);
 	l->owner = in;
 	l->parent = parent;
@@ -284,11 +294,39 @@ static int set_link_locked(struct fs *fs, struct inode *in,
 	return 0;
 }
 
+/* A new inode of kind for st with one kernel reference and the link
+ * (parent, name), in the table. A virtual one is there for teardown only:
+ * find_locked skips it. fs->lock held. NULL on ENOMEM. */
+static struct inode *new_locked(struct fs *fs, struct inode *parent,
+				const char *name, const struct stat *st,
+				unsigned char kind)
+{
+	struct inode *in = malloc(sizeof(*in));
+	size_t h;
+
+	if (!in)
+		return NULL;
+	init_inode(in);
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->type = kind == INODE_REAL ? st->st_mode & S_IFMT : S_IFREG;
+	in->kind = kind;
+	in->nlookup = 1;
+	if (set_link_locked(fs, in, parent, name) < 0) {
+		free_inode(fs, in);
+		return NULL;
+	}
+	h = hash_of(fs, in->dev, in->ino);
+	in->hnext = fs->htab[h];
+	fs->htab[h] = in;
+	fs->count++;
+	return in;
+}
+
 struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
 			       const char *name, const struct stat *st)
 {
 	struct inode *in;
-	size_t h;
 
 	pthread_mutex_lock(&fs->lock);
 	in = find_locked(fs, st->st_dev, st->st_ino);
@@ -313,24 +351,36 @@ struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
 		pthread_mutex_unlock(&fs->lock);
 		return in;
 	}
-	in = malloc(sizeof(*in));
-	if (!in)
-		goto out;
-	init_inode(in);
-	in->dev = st->st_dev;
-	in->ino = st->st_ino;
-	in->type = st->st_mode & S_IFMT;
-	in->nlookup = 1;
-	if (set_link_locked(fs, in, parent, name) < 0) {
-		free_inode(fs, in);
-		in = NULL;
-		goto out;
-	}
-	h = hash_of(fs, in->dev, in->ino);
-	in->hnext = fs->htab[h];
-	fs->htab[h] = in;
-	fs->count++;
-out:
+	in = new_locked(fs, parent, name, st, INODE_REAL);
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
+/* The inode of kind linked as (parent, name). fs->lock held. */
+static struct inode *find_link_locked(struct fs *fs, struct inode *parent,
+				      const char *name, unsigned char kind)
+{
+	struct ilink *l;
+
+	for (l = fs->ltab[lhash_of(fs, parent, name)]; l; l = l->hnext)
+		if (l->parent == parent && l->owner->kind == kind &&
+		    !l->owner->stale && !strcmp(l->name, name))
+			return l->owner;
+	return NULL;
+}
+
+struct inode *inode_lookup_virtual(struct fs *fs, struct inode *parent,
+				   const char *name, unsigned char kind,
+				   const struct stat *st)
+{
+	struct inode *in;
+
+	pthread_mutex_lock(&fs->lock);
+	in = find_link_locked(fs, parent, name, kind);
+	if (in)
+		in->nlookup++;
+	else
+		in = new_locked(fs, parent, name, st, kind);
 	pthread_mutex_unlock(&fs->lock);
 	return in;
 }
@@ -366,18 +416,12 @@ struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino)
 struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
 				  const char *name)
 {
-	struct ilink *l;
-	struct inode *in = NULL;
+	struct inode *in;
 
 	pthread_mutex_lock(&fs->lock);
-	for (l = fs->ltab[lhash_of(fs, parent, name)]; l; l = l->hnext) {
-		if (l->parent == parent && !l->owner->stale &&
-		    !strcmp(l->name, name)) {
-			in = l->owner;
-			in->pins++;
-			break;
-		}
-	}
+	in = find_link_locked(fs, parent, name, INODE_REAL);
+	if (in)
+		in->pins++;
 	pthread_mutex_unlock(&fs->lock);
 	return in;
 }

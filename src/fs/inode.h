@@ -2,10 +2,16 @@
 /*
  * Private state of the daemon: struct fs and the inode table. An inode is
  * keyed by the backing (dev, ino) and is reached through its parent's
- * directory fd plus its stored (encrypted) name; no fd is pinned per inode.
+ * directory fd plus its stored (backing) name; no fd is pinned per inode.
  * Directory fds live in a bounded LRU cache, file fds only while a FUSE
  * handle is open. All links (parent, name, hash chain, LRU) are protected by
  * fs->lock; syscalls never run under it.
+ *
+ * A frontend may also show entries that no backing directory holds (reverse
+ * mode's gocryptfs.diriv and .name files). Such a virtual inode is a child
+ * of its directory like any other: its one link has the directory as parent
+ * (which the link pins) and as name the backing name of what it describes;
+ * it is found by that link and its kind, never by (dev, ino).
  */
 #ifndef FS_INODE_H
 #define FS_INODE_H
@@ -29,6 +35,13 @@ struct dir_handle;
 struct fuse_session;
 struct inode;
 
+enum inode_kind {
+	INODE_REAL = 0,	/* a backing object */
+	INODE_VDIRIV,	/* the directory IV file of the link's parent; the
+			 * link name is "" */
+	INODE_VNAME,	/* the long-name file of the entry the link names */
+};
+
 /* One known name of an inode: the stored name in parent (pinned). Hard
  * links may give several; a few are kept so that removing one name does not
  * strand the inode. */
@@ -44,6 +57,7 @@ struct inode {
 	dev_t dev;
 	ino_t ino;
 	mode_t type;		/* S_IFMT bits */
+	unsigned char kind;	/* enum inode_kind */
 	bool stale;		/* (dev, ino) reused: lookups skip it */
 	uint64_t nlookup;	/* kernel references (lookup/forget) */
 	unsigned pins;		/* children, handles, in-flight users */
@@ -58,6 +72,15 @@ struct inode {
 	/* Directory IV cache (protected by fs->lock). */
 	bool iv_valid;
 	uint8_t iv[NAMES_DIRIV_LEN];
+
+	/* Reverse frontend (protected by fs->lock): a directory's plaintext
+	 * and cipher paths, "plain\0cipher\0" (malloc'ed), valid while rgen
+	 * equals fs->path_gen; its IV goes to iv/iv_valid. */
+	char *rpath;
+	unsigned rgen;
+	/* Reverse frontend: a regular file's block-0 IV (spec §5.4), valid
+	 * with id_valid. */
+	uint8_t b0iv[16];
 
 	/* Open-file state. rw serialises writers against everything and lets
 	 * reads run in parallel; fd, fd_refs, fd_rw change under rw held for
@@ -80,8 +103,12 @@ struct inode {
 	uint64_t xnone_until;
 };
 
+struct fs_frontend;
+
 struct fs {
 	struct fs_options opt;
+	const struct fs_frontend *fe;	/* the view (fe.h) */
+	void *fe_state;			/* the frontend's own state */
 	char *cipherdir;
 	char *mountpoint;
 	char *fsname;
@@ -101,13 +128,16 @@ struct fs {
 	struct inode lru;		/* sentinel of the dir-fd LRU list */
 	unsigned lru_count, lru_max;
 	bool as_root_chown;		/* allow_other as root: chown new */
-	struct dir_handle *dir_handles;	/* open directories (ops.c) */
+	struct dir_handle *dir_handles;	/* open directories (fe.c) */
 	atomic_int nopen;		/* open file + directory handles */
 	pthread_mutex_t read_lock;	/* -serialize_reads */
 	/* -ctlsock: the frontend's path translation. fs_new sets the
 	 * forward one; a reverse frontend sets its own before fs_run. */
 	const struct ctlsock_ops *ctl_ops;
 	void *ctl_arg;
+	/* Bumped whenever the first link of a directory inode changes: paths
+	 * derived from links are stale then. Protected by lock. */
+	unsigned path_gen;
 };
 
 /* The "major:minor" of the topmost mount on mnt, from
@@ -131,12 +161,18 @@ uint64_t inode_nodeid(struct fs *fs, struct inode *in);
  * kernel reference; updates the parent/name link. Returns NULL on ENOMEM. */
 struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
 			       const char *name, const struct stat *st);
+/* Find or create the virtual inode of kind (INODE_VDIRIV, INODE_VNAME)
+ * linked as (parent, name), with st's dev/ino/type, and add one kernel
+ * reference. Returns NULL on ENOMEM. */
+struct inode *inode_lookup_virtual(struct fs *fs, struct inode *parent,
+				   const char *name, unsigned char kind,
+				   const struct stat *st);
 /* Drop n kernel references; frees the inode when nothing holds it. */
 void inode_forget(struct fs *fs, struct inode *in, uint64_t n);
 /* Find an existing inode without taking a reference (NULL if none). The
  * result is pinned; release with inode_unpin. */
 struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino);
-/* The inode known by the name (parent, name), pinned; NULL if none. */
+/* The real inode known by the name (parent, name), pinned; NULL if none. */
 struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
 				  const char *name);
 void inode_pin(struct fs *fs, struct inode *in);

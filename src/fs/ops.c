@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fuse_lowlevel_ops table and thin handlers: the only place that calls
- * fuse_reply_*. Each handler calls a worker that returns 0 or -errno and
+ * The forward frontend: its fuse_lowlevel_ops table and thin handlers, which
+ * with the shared ones of fe.c are the only callers of fuse_reply_* in
+ * forward mode. Each handler calls a worker that returns 0 or -errno and
  * replies exactly once. Sizes reported to the kernel are plaintext sizes.
  */
 #include <errno.h>
@@ -11,37 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
 
 #include "common/log.h"
 #include "fs/dir.h"
+#include "fs/fe.h"
 #include "fs/file.h"
 #include "fs/inode.h"
-#include "fs/ops.h"
 #include "fs/xattr.h"
 
-#define TIMEOUT 1.0
 #define FH_APPEND 1u
 
 static struct fs *get_fs(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	return fe_fs(req);
 }
 
 static struct inode *get_in(fuse_req_t req, fuse_ino_t ino)
 {
-	return inode_get(get_fs(req), ino);
+	return fe_in(req, ino);
 }
 
 static void fix_attr(struct fs *fs, struct inode *in, struct stat *st)
 {
-	if (fs->opt.force_owner) {
-		st->st_uid = fs->opt.owner_uid;
-		st->st_gid = fs->opt.owner_gid;
-	}
 	if (S_ISREG(st->st_mode)) {
 		st->st_size = (off_t)content_cipher_to_plain_size(
 			fs->content, (uint64_t)st->st_size, NULL);
@@ -53,30 +48,10 @@ static void fix_attr(struct fs *fs, struct inode *in, struct stat *st)
 	}
 }
 
-static void fill_entry(struct fs *fs, struct fuse_entry_param *e,
-		       struct inode *in, const struct stat *st)
-{
-	memset(e, 0, sizeof(*e));
-	e->ino = inode_nodeid(fs, in);
-	e->attr = *st;
-	fix_attr(fs, in, &e->attr);
-	e->attr_timeout = TIMEOUT;
-	e->entry_timeout = TIMEOUT;
-}
-
 static void reply_entry(fuse_req_t req, int rc, struct inode *in,
 			const struct stat *st)
 {
-	struct fs *fs = get_fs(req);
-	struct fuse_entry_param e;
-
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	fill_entry(fs, &e, in, st);
-	if (fuse_reply_entry(req, &e) < 0)
-		inode_forget(fs, in, 1);
+	fe_reply_entry(req, rc, in, st);
 }
 
 static void get_cred(fuse_req_t req, struct cred *cr)
@@ -87,46 +62,6 @@ static void get_cred(fuse_req_t req, struct cred *cr)
 	cr->gid = ctx->gid;
 }
 
-static void op_init(void *userdata, struct fuse_conn_info *conn)
-{
-	const struct fs *fs = userdata;
-
-	/* -acl: the kernel checks permissions against the POSIX ACLs, which
-	 * it reads and writes as the system.posix_acl_* xattrs (xattr.c
-	 * passes them through to the backing files unencrypted). */
-	if (fs->opt.acl) {
-		if (conn->capable & FUSE_CAP_POSIX_ACL)
-			conn->want |= FUSE_CAP_POSIX_ACL;
-		else
-			log_err("-acl: the kernel cannot enforce ACLs on FUSE");
-	}
-	/* Always READDIRPLUS, not only for the first chunk of a directory
-	 * (the default "auto" mode): entries of later chunks would each cost a
-	 * LOOKUP when a program then opens or unlinks them (rm -rf, find |
-	 * xargs), and a directory listing costs us one fstatat per entry
-	 * either way. */
-	if (conn->capable & FUSE_CAP_READDIRPLUS)
-		conn->want |= FUSE_CAP_READDIRPLUS;
-	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
-	if (conn->capable & FUSE_CAP_ASYNC_READ)
-		conn->want |= FUSE_CAP_ASYNC_READ;
-	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
-		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
-		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
-	/* Symlink targets never change: let the kernel cache them. */
-	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
-		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
-				  FUSE_CAP_SPLICE_MOVE |
-				  FUSE_CAP_WRITEBACK_CACHE);
-	conn->max_write = 1u << 20;
-	/* Must match the max_read mount option set in fs.c. */
-	conn->max_read = 1u << 20;
-	conn->max_background = 64;
-	conn->congestion_threshold = 48;
-}
-
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct inode *in = NULL;
@@ -135,23 +70,6 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	rc = dir_lookup(get_fs(req), get_in(req, parent), name, &in, &st);
 	reply_entry(req, rc, in, &st);
-}
-
-static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
-{
-	inode_forget(get_fs(req), get_in(req, ino), nlookup);
-	fuse_reply_none(req);
-}
-
-static void op_forget_multi(fuse_req_t req, size_t count,
-			    struct fuse_forget_data *forgets)
-{
-	size_t i;
-
-	for (i = 0; i < count; i++)
-		inode_forget(get_fs(req), get_in(req, forgets[i].ino),
-			     forgets[i].nlookup);
-	fuse_reply_none(req);
 }
 
 static int do_getattr(struct fs *fs, struct inode *in, struct stat *st,
@@ -177,12 +95,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	int rc;
 
 	rc = do_getattr(fs, in, &st, fi);
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	fix_attr(fs, in, &st);
-	fuse_reply_attr(req, &st, TIMEOUT);
+	fe_reply_attr(req, rc, in, &st);
 }
 
 /* chmod/chown/utimens on in: through its directory fd (directories), its
@@ -310,12 +223,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 					FUSE_SET_ATTR_MTIME_NOW));
 	if (!rc)
 		rc = do_getattr(fs, in, &st, fi);
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	fix_attr(fs, in, &st);
-	fuse_reply_attr(req, &st, TIMEOUT);
+	fe_reply_attr(req, rc, in, &st);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -464,7 +372,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	atomic_fetch_add(&fs->nopen, 1);
 	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
 	fi->keep_cache = fs->opt.kernel_cache;
-	fill_entry(fs, &e, in, &st);
+	fe_fill_entry(fs, &e, in, &st);
 	if (fuse_reply_create(req, &e, fi) < 0) {
 		file_release(fs, in);
 		inode_unpin(fs, in);
@@ -559,161 +467,6 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 					datasync));
 }
 
-static void release_dir(struct fs *fs, struct dir_handle *h);
-
-/* An open directory: its listing snapshot. Handles still open when the
- * daemon stops (the kernel sends no RELEASEDIR after the unmount) are freed
- * by ops_fini. The list is protected by fs->lock. */
-struct dir_handle {
-	struct dir_list dl;
-	struct dir_handle *prev, *next;
-};
-
-static void op_opendir(fuse_req_t req, fuse_ino_t ino,
-		       struct fuse_file_info *fi)
-{
-	struct fs *fs = get_fs(req);
-	struct dir_handle *h;
-
-	(void)ino;
-	h = calloc(1, sizeof(*h));
-	if (!h) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_mutex_lock(&fs->lock);
-	h->next = fs->dir_handles;
-	if (h->next)
-		h->next->prev = h;
-	fs->dir_handles = h;
-	pthread_mutex_unlock(&fs->lock);
-	atomic_fetch_add(&fs->nopen, 1);
-	fi->fh = (uint64_t)(uintptr_t)h;
-	if (fuse_reply_open(req, fi) < 0)
-		release_dir(fs, h);
-}
-
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi, bool plus)
-{
-	struct fs *fs = get_fs(req);
-	struct inode *dir = get_in(req, ino);
-	struct dir_list *dl = &((struct dir_handle *)(uintptr_t)fi->fh)->dl;
-	struct fuse_entry_param e;
-	struct stat st;
-	char *buf;
-	size_t pos = 0, i, ent;
-	int rc = 0, dfd = -1;
-
-	if (off == 0 || !dl->ents) {
-		dir_list_free(dl);
-		rc = dir_list_load(fs, dir, dl);
-		if (rc) {
-			fuse_reply_err(req, -rc);
-			return;
-		}
-	}
-	buf = malloc(size);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	if (plus) {
-		dfd = dirfd_get(fs, dir);
-		if (dfd < 0) {
-			free(buf);
-			fuse_reply_err(req, -dfd);
-			return;
-		}
-	}
-	for (i = (size_t)off; i < dl->n; i++) {
-		struct dir_ent *d = &dl->ents[i];
-		struct inode *in = NULL;
-
-		if (!plus) {
-			memset(&st, 0, sizeof(st));
-			st.st_ino = d->ino;
-			st.st_mode = (mode_t)d->type << 12;
-			ent = fuse_add_direntry(req, buf + pos, size - pos,
-						d->name, &st, (off_t)(i + 1));
-		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..")) {
-			memset(&e, 0, sizeof(e));
-			e.attr.st_ino = d->ino;
-			e.attr.st_mode = S_IFDIR;
-			ent = fuse_add_direntry_plus(req, buf + pos,
-						     size - pos, d->name, &e,
-						     (off_t)(i + 1));
-		} else {
-			if (fstatat(dfd, d->stored, &st,
-				    AT_SYMLINK_NOFOLLOW) < 0)
-				continue; /* vanished meanwhile */
-			in = inode_lookup_add(fs, dir, d->stored, &st);
-			if (!in) {
-				rc = -ENOMEM;
-				break;
-			}
-			fill_entry(fs, &e, in, &st);
-			ent = fuse_add_direntry_plus(req, buf + pos,
-						     size - pos, d->name, &e,
-						     (off_t)(i + 1));
-		}
-		if (ent > size - pos) {
-			if (in)
-				inode_forget(fs, in, 1);
-			break;
-		}
-		pos += ent;
-	}
-	if (dfd >= 0)
-		dirfd_put(fs, dir);
-	if (rc && !pos)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_buf(req, buf, pos);
-	free(buf);
-}
-
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	do_readdir(req, ino, size, off, fi, false);
-}
-
-static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
-			   off_t off, struct fuse_file_info *fi)
-{
-	do_readdir(req, ino, size, off, fi, true);
-}
-
-static void release_dir(struct fs *fs, struct dir_handle *h)
-{
-	pthread_mutex_lock(&fs->lock);
-	if (h->prev)
-		h->prev->next = h->next;
-	else
-		fs->dir_handles = h->next;
-	if (h->next)
-		h->next->prev = h->prev;
-	pthread_mutex_unlock(&fs->lock);
-	atomic_fetch_sub(&fs->nopen, 1);
-	dir_list_free(&h->dl);
-	free(h);
-}
-
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
-			  struct fuse_file_info *fi)
-{
-	(void)ino;
-	release_dir(get_fs(req), (struct dir_handle *)(uintptr_t)fi->fh);
-	fuse_reply_err(req, 0);
-}
-
-void ops_fini(struct fs *fs)
-{
-	while (fs->dir_handles)
-		release_dir(fs, fs->dir_handles);
-}
-
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
@@ -731,17 +484,6 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 		rc = errno;
 	dirfd_put(fs, in);
 	fuse_reply_err(req, rc);
-}
-
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs sv;
-
-	(void)ino;
-	if (fstatvfs(get_fs(req)->root_fd, &sv) < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_statfs(req, &sv);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
@@ -827,11 +569,11 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 					  name));
 }
 
-const struct fuse_lowlevel_ops fs_ops = {
-	.init = op_init,
+static const struct fuse_lowlevel_ops fs_ops = {
+	.init = fe_init,
 	.lookup = op_lookup,
-	.forget = op_forget,
-	.forget_multi = op_forget_multi,
+	.forget = fe_forget,
+	.forget_multi = fe_forget_multi,
 	.getattr = op_getattr,
 	.setattr = op_setattr,
 	.readlink = op_readlink,
@@ -849,16 +591,24 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.flush = op_flush,
 	.release = op_release,
 	.fsync = op_fsync,
-	.opendir = op_opendir,
-	.readdir = op_readdir,
-	.readdirplus = op_readdirplus,
-	.releasedir = op_releasedir,
+	.opendir = fe_opendir,
+	.readdir = fe_readdir,
+	.readdirplus = fe_readdirplus,
+	.releasedir = fe_releasedir,
 	.fsyncdir = op_fsyncdir,
-	.statfs = op_statfs,
+	.statfs = fe_statfs,
 	.fallocate = op_fallocate,
 	.lseek = op_lseek,
 	.setxattr = op_setxattr,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
+};
+
+const struct fs_frontend fs_forward = {
+	.subtype = "veilfs",
+	.ops = &fs_ops,
+	.fix_attr = fix_attr,
+	.list_load = dir_list_load,
+	.list_entry = dir_list_entry,
 };

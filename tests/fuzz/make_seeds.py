@@ -10,6 +10,7 @@ Writes OUT_DIR/<target>/<n> files. The input layouts match the targets:
   fuzz_content   1 cipher byte (0 GCM, 1 SIV, 2 XChaCha) + file bytes
   fuzz_duration  a Go duration string (-idle)
   fuzz_ctlsock   a -ctlsock request
+  fuzz_ignore    exclusion pattern text + NUL + NUL-separated paths
 """
 import glob
 import os
@@ -80,3 +81,10 @@ for s in ('{"EncryptPath": "a/b"}', '{"DecryptPath": "x/../y//z/"}',
           '{}', 'null', '[1]', '{"EncryptPath": "\\u0000"}', '{garbage',
           '{"EncryptPath": "<&>\\u2028\\t"}'):
     put('fuzz_ctlsock', s.encode())
+# exclusion patterns (gitignore syntax) and paths to match them against
+paths = b'\0'.join([b'a', b'a/b', b'a/b/c.txt', b'x/a/f.bin', b'sp ace/s',
+                     b'.hidden', b'q?x', b'st*r'])
+for pat in (b'*.bin', b'/a', b'a/', b'**/b', b'a/**', b'a/**/c.txt',
+            b'a/*.txt', b'!x\n*', b'# c\r\nx\r\n\\#c', b'[a-c]*',
+            b'n[^1]', b'q[', b'st\\*r', b'  f  '):
+    put('fuzz_ignore', pat + b'\0' + paths)

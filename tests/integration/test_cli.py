@@ -201,9 +201,13 @@ def test_init_reverse(tmp_path):
                                        ".gocryptfs.reverse.conf")))
     assert json.loads(read(conf))["FeatureFlags"] == vec["FeatureFlags"]
     assert cu.xray_key(conf, PW) == cu.veilfs_key(str(d), PW, "-reverse")
-    # a second -init -reverse refuses to overwrite the config
+    # a second -init -reverse refuses to overwrite the config, as
+    # gocryptfs does (exit code 7)
     p = veilfs("-init", "-reverse", "-scryptn", "10", str(d), stdin=PW + "\n")
-    assert p.returncode == 6
+    g = gocryptfs("-init", "-reverse", "-scryptn", "10", str(d),
+                  stdin=PW + "\n")
+    assert p.returncode == g.returncode == 7, (p.err, g.err)
+    assert "already exists" in p.err
 
 
 def test_init_not_a_terminal(tmp_path):

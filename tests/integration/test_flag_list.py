@@ -47,6 +47,12 @@ DISPOSITION = {
     "debug": ("alias", "d"),
     "deterministic-names": T("test_cli.py", "test_mount_masterkey_flags"),
     "dev": T("test_mount_flags.py", "test_device_files"),
+    "e": ("alias", "exclude"),
+    "ew": ("alias", "exclude-wildcard"),
+    "exclude": T("test_reverse.py", "test_exclude_same_as_gocryptfs"),
+    "exclude-from": T("test_reverse.py", "test_exclude_same_as_gocryptfs"),
+    "exclude-wildcard": T("test_reverse.py",
+                          "test_exclude_same_as_gocryptfs"),
     "devrandom": NOTE,
     "exec": T("test_mount_flags.py", "test_noexec_script_does_not_run"),
     "extpass": T("test_cli.py", "test_extpass"),
@@ -81,6 +87,7 @@ DISPOSITION = {
     "nosyslog": T("test_mount_flags.py", "test_notifypid"),
     "notifypid": T("test_mount_flags.py", "test_notifypid"),
     "o": T("test_fs_options.py", "test_fsname_and_fuse_options"),
+    "one-file-system": T("test_reverse.py", "test_one_file_system"),
     "openssl": T("test_mount_flags.py", "test_openssl"),
     "passfile": T("test_cli.py", "test_passfile_concatenated"),
     "passwd": T("test_cli.py", "test_passwd"),
@@ -88,6 +95,7 @@ DISPOSITION = {
     "q": T("test_cli.py", "test_init_quiet"),
     "quiet": ("alias", "q"),
     "raw64": T("test_mount_flags.py", "test_masterkey_format_flags_as_gocryptfs"),
+    "reverse": T("test_reverse.py", "test_view_same_as_gocryptfs"),
     "ro": T("test_mount_flags.py",
             "test_kernel_options_and_precedence_as_gocryptfs"),
     "rw": T("test_mount_flags.py",
@@ -106,14 +114,7 @@ DISPOSITION = {
     # refused as an unknown flag (exit 1); once it knows it, this test
     # fails until the flag gets a disposition above.
     "fsck": ("pending", "#15"),
-    "e": ("pending", "#14"),
-    "ew": ("pending", "#14"),
-    "exclude": ("pending", "#14"),
-    "exclude-from": ("pending", "#14"),
-    "exclude-wildcard": ("pending", "#14"),
-    "one-file-system": ("pending", "#14"),
     # known already, their meaning is the open issue's
-    "reverse": ("pending-known", "#14"),
     "sharedstorage": ("pending-known", "#17"),
 }
 

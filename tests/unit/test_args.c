@@ -316,9 +316,55 @@ TEST(flag_table_walk)
 	ASSERT(seen_idle && seen_acl);
 }
 
+/* The exclusion lists as gocryptfs's flag library reads them (seen with the
+ * real binary): comma-separated CSV values, and the first use of the short
+ * or the long name replaces what the other gave. */
+TEST(exclusion_lists)
+{
+	int argc;
+	char **v = ARGV("-e", "A", "-exclude", "B", "-e", "C,D", "-ew",
+			"\"x,y\",z", "-exclude-wildcard=w", "-o",
+			"exclude-from=f1,one-file-system", "--exclude-from",
+			"f2,f3", "-reverse", "p", "m");
+	struct args a;
+
+	ASSERT_INT_EQ(parse(&a, argc, v), 0);
+	ASSERT_INT_EQ(a.exclude.n, 3);
+	ASSERT_STR_EQ(a.exclude.v[0], "B");
+	ASSERT_STR_EQ(a.exclude.v[1], "C");
+	ASSERT_STR_EQ(a.exclude.v[2], "D");
+	ASSERT_INT_EQ(a.exclude_wildcard.n, 1);
+	ASSERT_STR_EQ(a.exclude_wildcard.v[0], "w");
+	ASSERT_INT_EQ(a.exclude_from.n, 3);
+	ASSERT_STR_EQ(a.exclude_from.v[0], "f1");
+	ASSERT_STR_EQ(a.exclude_from.v[2], "f3");
+	ASSERT(a.one_file_system && a.reverse);
+	args_free(&a);
+	freeargv(v);
+
+	v = ARGV("-ew", "\"a\"\"b\",,c", "-ew", "", "-e", "");
+	ASSERT_INT_EQ(parse(&a, argc, v), 0);
+	ASSERT_INT_EQ(a.exclude_wildcard.n, 3);
+	ASSERT_STR_EQ(a.exclude_wildcard.v[0], "a\"b");
+	ASSERT_STR_EQ(a.exclude_wildcard.v[1], "");
+	ASSERT_STR_EQ(a.exclude_wildcard.v[2], "c");
+	ASSERT_INT_EQ(a.exclude.n, 0);
+	args_free(&a);
+	freeargv(v);
+
+	static const char *const bad[] = { "A,\"B", "a\"b", "\"a\"b" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = ARGV("-ew", bad[i]);
+		ASSERT_INT_EQ(parse(&a, argc, v), -EINVAL);
+		args_free(&a);
+		freeargv(v);
+	}
+}
+
 RUN_TESTS(T(defaults), T(dash_forms_and_values),
 	  T(flags_after_positionals_and_double_dash),
 	  T(repeated_password_sources), T(o_options),
 	  T(impl_synonyms_and_ignored), T(usage_errors), T(mount_flags),
 	  T(idle_and_openssl_values), T(ignored_flags_leave_a_note),
-	  T(fstab_only_options_refused), T(flag_table_walk))
+	  T(fstab_only_options_refused), T(flag_table_walk),
+	  T(exclusion_lists))

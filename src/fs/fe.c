@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Helpers and handlers the forward and reverse frontends share (fe.h): the
+ * replies that carry an inode or attributes, INIT, FORGET, STATFS, and open
+ * directories. An open directory holds a listing snapshot made by the
+ * frontend's list_load at offset 0; READDIR and READDIRPLUS page through
+ * it, READDIRPLUS looking up each entry through the frontend's list_entry.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/fe.h"
+#include "fs/inode.h"
+
+struct inode *fe_in(fuse_req_t req, fuse_ino_t ino)
+{
+	return inode_get(fe_fs(req), ino);
+}
+
+int dir_list_add(struct dir_list *dl, const char *name, const char *stored,
+		 ino_t ino, unsigned char type, unsigned char kind)
+{
+	struct dir_ent *e;
+
+	if (dl->n == dl->cap) {
+		size_t cap = dl->cap ? dl->cap * 2 : 64;
+		struct dir_ent *ne = realloc(dl->ents, cap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		dl->ents = ne;
+		dl->cap = cap;
+	}
+	e = &dl->ents[dl->n];
+	e->name = strdup(name);
+	e->stored = strdup(stored);
+	if (!e->name || !e->stored) {
+		free(e->name);
+		free(e->stored);
+		return -ENOMEM;
+	}
+	e->ino = ino;
+	e->type = type;
+	e->kind = kind;
+	dl->n++;
+	return 0;
+}
+
+void dir_list_free(struct dir_list *dl)
+{
+	size_t i;
+
+	for (i = 0; i < dl->n; i++) {
+		free(dl->ents[i].name);
+		free(dl->ents[i].stored);
+	}
+	free(dl->ents);
+	memset(dl, 0, sizeof(*dl));
+}
+
+int fe_dir_stream(int dfd, DIR **out)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*out = fdopendir(fd);
+	if (!*out) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return 0;
+}
+
+int fe_list_backing(int dfd, struct dir_list *dl, fe_list_fn *fn, void *arg)
+{
+	struct dirent *de;
+	DIR *d = NULL;
+	int rc;
+
+	rc = fe_dir_stream(dfd, &d);
+	while (!rc) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			rc = -errno;
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			rc = dir_list_add(dl, de->d_name, de->d_name,
+					  de->d_ino, DT_DIR, INODE_REAL);
+		else
+			rc = fn(arg, de, dl);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* The frontend's attributes, then -force_owner. */
+static void fix_attr(struct fs *fs, struct inode *in, struct stat *st)
+{
+	fs->fe->fix_attr(fs, in, st);
+	if (fs->opt.force_owner) {
+		st->st_uid = fs->opt.owner_uid;
+		st->st_gid = fs->opt.owner_gid;
+	}
+}
+
+void fe_fill_entry(struct fs *fs, struct fuse_entry_param *e,
+		   struct inode *in, const struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = inode_nodeid(fs, in);
+	e->attr = *st;
+	fix_attr(fs, in, &e->attr);
+	e->attr_timeout = FE_TIMEOUT;
+	e->entry_timeout = FE_TIMEOUT;
+}
+
+void fe_reply_entry(fuse_req_t req, int rc, struct inode *in,
+		    const struct stat *st)
+{
+	struct fs *fs = fe_fs(req);
+	struct fuse_entry_param e;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fe_fill_entry(fs, &e, in, st);
+	if (fuse_reply_entry(req, &e) < 0)
+		inode_forget(fs, in, 1);
+}
+
+void fe_reply_attr(fuse_req_t req, int rc, struct inode *in, struct stat *st)
+{
+	struct fs *fs = fe_fs(req);
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fix_attr(fs, in, st);
+	fuse_reply_attr(req, st, FE_TIMEOUT);
+}
+
+void fe_init(void *userdata, struct fuse_conn_info *conn)
+{
+	const struct fs *fs = userdata;
+
+	/* -acl: the kernel checks permissions against the POSIX ACLs, which
+	 * it reads and writes as the system.posix_acl_* xattrs (xattr.c
+	 * passes them through to the backing files unencrypted). */
+	if (fs->opt.acl) {
+		if (conn->capable & FUSE_CAP_POSIX_ACL)
+			conn->want |= FUSE_CAP_POSIX_ACL;
+		else
+			log_err("-acl: the kernel cannot enforce ACLs on FUSE");
+	}
+	/* Always READDIRPLUS, not only for the first chunk of a directory
+	 * (the default "auto" mode): entries of later chunks would each cost a
+	 * LOOKUP when a program then opens or unlinks them (rm -rf, find |
+	 * xargs), and a directory listing costs us one fstatat per entry
+	 * either way. */
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* Symlink targets never change: let the kernel cache them. */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+				  FUSE_CAP_SPLICE_MOVE |
+				  FUSE_CAP_WRITEBACK_CACHE);
+	conn->max_write = 1u << 20;
+	/* Must match the max_read mount option set in fs.c. */
+	conn->max_read = 1u << 20;
+	conn->max_background = 64;
+	conn->congestion_threshold = 48;
+}
+
+void fe_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	inode_forget(fe_fs(req), fe_in(req, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+void fe_forget_multi(fuse_req_t req, size_t count,
+		     struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		inode_forget(fe_fs(req), fe_in(req, forgets[i].ino),
+			     forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+void fe_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	(void)ino;
+	if (fstatvfs(fe_fs(req)->root_fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* An open directory: its listing snapshot. Handles still open when the
+ * daemon stops are freed by fe_fini. The list is protected by fs->lock. */
+struct dir_handle {
+	struct dir_list dl;
+	struct dir_handle *prev, *next;
+};
+
+static void release_dir(struct fs *fs, struct dir_handle *h)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		fs->dir_handles = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	pthread_mutex_unlock(&fs->lock);
+	atomic_fetch_sub(&fs->nopen, 1);
+	dir_list_free(&h->dl);
+	free(h);
+}
+
+void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = fe_fs(req);
+	struct dir_handle *h;
+
+	(void)ino;
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&fs->lock);
+	h->next = fs->dir_handles;
+	if (h->next)
+		h->next->prev = h;
+	fs->dir_handles = h;
+	pthread_mutex_unlock(&fs->lock);
+	atomic_fetch_add(&fs->nopen, 1);
+	fi->fh = (uint64_t)(uintptr_t)h;
+	if (fuse_reply_open(req, fi) < 0)
+		release_dir(fs, h);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct fs *fs = fe_fs(req);
+	struct inode *dir = fe_in(req, ino);
+	struct dir_list *dl = &((struct dir_handle *)(uintptr_t)fi->fh)->dl;
+	struct fuse_entry_param e;
+	struct stat st;
+	char *buf;
+	size_t pos = 0, i, ent;
+	int rc = 0, dfd = -1;
+
+	if (off == 0 || !dl->ents) {
+		dir_list_free(dl);
+		rc = fs->fe->list_load(fs, dir, dl);
+		if (rc) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (plus) {
+		dfd = dirfd_get(fs, dir);
+		if (dfd < 0) {
+			free(buf);
+			fuse_reply_err(req, -dfd);
+			return;
+		}
+	}
+	for (i = (size_t)off; i < dl->n; i++) {
+		struct dir_ent *d = &dl->ents[i];
+		struct inode *in = NULL;
+
+		if (!plus) {
+			memset(&st, 0, sizeof(st));
+			st.st_ino = d->ino;
+			st.st_mode = (mode_t)d->type << 12;
+			ent = fuse_add_direntry(req, buf + pos, size - pos,
+						d->name, &st, (off_t)(i + 1));
+		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..")) {
+			memset(&e, 0, sizeof(e));
+			e.attr.st_ino = d->ino;
+			e.attr.st_mode = S_IFDIR;
+			ent = fuse_add_direntry_plus(req, buf + pos,
+						     size - pos, d->name, &e,
+						     (off_t)(i + 1));
+		} else {
+			rc = fs->fe->list_entry(fs, dir, dfd, d, &in, &st);
+			if (rc == 1) {
+				rc = 0;
+				continue; /* vanished meanwhile */
+			}
+			if (rc)
+				break;
+			fe_fill_entry(fs, &e, in, &st);
+			ent = fuse_add_direntry_plus(req, buf + pos,
+						     size - pos, d->name, &e,
+						     (off_t)(i + 1));
+		}
+		if (ent > size - pos) {
+			if (in)
+				inode_forget(fs, in, 1);
+			break;
+		}
+		pos += ent;
+	}
+	if (dfd >= 0)
+		dirfd_put(fs, dir);
+	if (rc && !pos)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+void fe_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+void fe_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	release_dir(fe_fs(req), (struct dir_handle *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+void fe_fini(struct fs *fs)
+{
+	while (fs->dir_handles)
+		release_dir(fs, fs->dir_handles);
+}
