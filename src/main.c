@@ -31,6 +31,7 @@ static int help(const struct args *a)
 	      "  -init              create a new filesystem in CIPHERDIR\n"
 	      "  -passwd            change the password\n"
 	      "  -info              show the config of CIPHERDIR\n"
+	      "  -fsck [-repair]    check (and repair) CIPHERDIR\n"
 	      "  -speed             benchmark the cipher implementations\n"
 	      "  -aessiv, -xchacha, -gcm   content cipher for -init\n"
 	      "  -plaintextnames, -deterministic-names, -longnamemax N\n"
@@ -69,6 +70,7 @@ static const struct action actions[] = {
 	ACT("-speed", speed, cli_speed),
 	ACT("-dumpmasterkey", dumpmasterkey, cli_dumpmasterkey),
 	ACT("-xray", xray, cli_xray),
+	ACT("-fsck", fsck, cli_fsck),
 };
 
 static bool is_set(const struct args *a, const struct action *act)

@@ -17,5 +17,6 @@ int cli_mount(const struct args *a);	     /* mount.c: the default */
 int cli_speed(const struct args *a);	     /* speed.c: -speed */
 int cli_long_help(const struct args *a);    /* help.c: -hh */
 int cli_xray(const struct args *a);	     /* xray.c: -xray */
+int cli_fsck(const struct args *a);	     /* fsck.c: -fsck [-repair] */
 
 #endif

@@ -57,6 +57,8 @@ static const struct flag flags[] = {
 	B("reverse", reverse), B("hkdf", hkdf), B("raw64", raw64),
 	B("zerokey", zerokey),
 	L("longnamemax", longnamemax), L("scryptn", scryptn),
+	B("fsck", fsck), B("repair", repair),
+	B("repair-truncate", repair_truncate), S("quarantine", quarantine),
 	B("fg", fg), B("f", fg), B("foreground", fg),
 	B("nosyslog", nosyslog), B("ro", ro), B("rw", rw), /* -ro wins */
 	B("allow_other", allow_other), B("nonempty", nonempty),

@@ -36,6 +36,9 @@ struct args {
 	bool reverse, hkdf, raw64, zerokey;
 	long longnamemax;	/* 0: not given */
 	long scryptn;		/* -1: not given */
+	/* -fsck */
+	bool fsck, repair, repair_truncate;
+	const char *quarantine;
 	/* mount */
 	bool fg, nosyslog, ro, rw, allow_other, nonempty, quiet, debug;
 	bool noprealloc;

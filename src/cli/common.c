@@ -28,7 +28,7 @@ static bool g_quiet;
 static const char usage_line[] =
 	"usage: " PROG " [OPTIONS] CIPHERDIR MOUNTPOINT\n"
 	"       " PROG " -reverse [OPTIONS] PLAINDIR MOUNTPOINT\n"
-	"       " PROG " -init|-passwd|-info [OPTIONS] CIPHERDIR\n"
+	"       " PROG " -init|-passwd|-info|-fsck [OPTIONS] CIPHERDIR\n"
 	"       " PROG " -speed | -version | -h\n";
 
 void cli_err(const char *fmt, ...)

@@ -553,3 +553,32 @@ int names_decrypt_xattr(const struct names *n, const char *stored, char *out,
 		return 1;
 	return 0;
 }
+
+int names_decrypt_xattr_value(const struct names *n, uint8_t *out,
+			      size_t *outlen, const uint8_t *raw, size_t len)
+{
+	size_t oh, blen;
+	uint8_t *dec;
+	int rc = -EBADMSG;
+
+	*outlen = 0;
+	if (!n->content)
+		return -EIO;
+	oh = content_msg_overhead(n->content);
+	if (len > oh && !content_open_msg(n->content, out, raw, len)) {
+		*outlen = len - oh;
+		return 0;
+	}
+	/* Old gocryptfs stored values base64-encoded. */
+	dec = malloc(b64_decoded_max(len) + 1);
+	if (!dec)
+		return -ENOMEM;
+	if (!b64_decode(dec, b64_decoded_max(len) + 1, &blen,
+			(const char *)raw, len, n->b64) &&
+	    blen > oh && !content_open_msg(n->content, out, dec, blen)) {
+		*outlen = blen - oh;
+		rc = 0;
+	}
+	free(dec);
+	return rc;
+}

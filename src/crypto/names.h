@@ -132,6 +132,12 @@ int names_encrypt_xattr(const struct names *n, const char *name, char *out,
  * (hide it), or -EBADMSG for a corrupt encrypted name. */
 int names_decrypt_xattr(const struct names *n, const char *stored, char *out,
 			size_t cap);
+/* Decrypt a stored (non-empty) xattr value of len bytes into out (len
+ * bytes), also in the base64 form old versions wrote (spec §4.10). Returns
+ * 0 with *outlen set, -EBADMSG (out zeroed) or -ENOMEM. */
+int names_decrypt_xattr_value(const struct names *n, uint8_t *out,
+			      size_t *outlen, const uint8_t *raw, size_t len)
+	__attribute__((warn_unused_result));
 
 /* Reverse mode (spec §5.2): pathiv(P, PURPOSE) = SHA-256(P || 0x00 ||
  * PURPOSE)[0:16], P the relative cipher path in the view ("" for the root,

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/b64.h"
 #include "common/log.h"
 #include "common/secmem.h"
 #include "fs/inode.h"
@@ -143,8 +142,8 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	      size_t size, size_t *len)
 {
 	char path[64], xname[XATTR_NAME_BUF];
-	uint8_t small[4096], *big = NULL, *raw = small, *dec = NULL, *pt = NULL;
-	size_t oh = content_msg_overhead(fs->content), dlen;
+	uint8_t small[4096], *big = NULL, *raw = small, *pt = NULL;
+	size_t dlen;
 	ssize_t n = 0;
 	int fd = -1, rc;
 	long g;
@@ -192,29 +191,17 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 		dlen = (size_t)n;
 	} else if (n == 0) {
 		dlen = 0;
-	} else if ((size_t)n > oh &&
-		   !content_open_msg(fs->content, pt, raw, (size_t)n)) {
-		dlen = (size_t)n - oh;
 	} else {
-		/* Old gocryptfs stored values base64-encoded. */
-		enum b64_variant v = names_params(fs->names)->raw64 ?
-					     B64_URL_RAW : B64_URL;
-		size_t blen;
-
-		dec = malloc(XATTR_VAL_MAX);
-		if (!dec) {
-			rc = -ENOMEM;
+		rc = names_decrypt_xattr_value(fs->names, pt, &dlen, raw,
+					       (size_t)n);
+		if (rc) {
+			if (rc == -EBADMSG) {
+				log_warn("inode %ju: corrupt xattr value",
+					 (uintmax_t)in->ino);
+				rc = -EIO;
+			}
 			goto out;
 		}
-		if (b64_decode(dec, XATTR_VAL_MAX, &blen, (const char *)raw,
-			       (size_t)n, v) || blen <= oh ||
-		    content_open_msg(fs->content, pt, dec, blen)) {
-			log_warn("inode %ju: corrupt xattr value",
-				 (uintmax_t)in->ino);
-			rc = -EIO;
-			goto out;
-		}
-		dlen = blen - oh;
 	}
 	*len = dlen;
 	if (size) {
@@ -229,7 +216,6 @@ out:
 		free(pt);
 	}
 	free(big);
-	free(dec);
 	if (fd >= 0)
 		close(fd);
 	return rc;

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * -fsck [-repair|-repair-truncate] [-quarantine DIR] CIPHERDIR: check the
+ * cipherdir without mounting it (src/fsck) and print gocryptfs 2.3's
+ * summary and exit code (spec §6.3): "fsck summary: N corrupt files, M
+ * files skipped" and 26, "fsck summary: no problems found" and 0, "fsck:
+ * aborted" and 11 on SIGINT. With -repair the exit code is 0 when every
+ * problem found was repaired, 26 when some were not.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/actions.h"
+#include "cli/args.h"
+#include "cli/common.h"
+#include "crypto/aead.h"
+#include "exitcodes.h"
+#include "fsck/fsck.h"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void catch(int sig, struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: blocked reads return */
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, old);
+}
+
+int cli_fsck(const struct args *a)
+{
+	struct sigaction oint, oterm;
+	struct cli_chain ch;
+	struct fsck_opts o = { 0 };
+	struct fsck_result r = { 0 };
+	char err[1024];
+	bool repair = a->repair || a->repair_truncate;
+	int ex, rc;
+
+	if (a->reverse) {
+		cli_err("-fsck is not supported with -reverse");
+		return EXIT_USAGE;
+	}
+	if (a->quarantine && !repair) {
+		cli_err("-quarantine needs -repair");
+		return EXIT_USAGE;
+	}
+	ex = cli_want_args(a, 1, "-fsck", "CIPHERDIR");
+	if (!ex)
+		ex = cli_check_cipherdir(a->pos[0]);
+	if (ex)
+		return ex;
+	/* The checkers are the parallelism: no batch pool on top. */
+	aead_set_threads(1);
+	ex = cli_chain_open(&ch, a, a->pos[0]);
+	if (ex)
+		goto out;
+	g_stop = 0;
+	catch(SIGINT, &oint);
+	catch(SIGTERM, &oterm);
+	o.cipherdir = a->pos[0];
+	o.quiet = a->quiet;
+	o.progress = isatty(STDERR_FILENO);
+	o.repair = repair;
+	o.truncate = a->repair_truncate;
+	o.quarantine = a->quarantine;
+	o.out = stdout;
+	o.err = stderr;
+	o.stop = &g_stop;
+	rc = fsck_run(&o, ch.content, ch.names, &r, err, sizeof(err));
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGTERM, &oterm, NULL);
+	if (rc == -EINTR) {
+		printf("fsck: aborted\n");
+		if (r.quarantine)
+			printf("fsck: what was done so far is in %s\n",
+			       r.report);
+		ex = EXIT_OTHER;
+		goto out;
+	}
+	if (rc) {
+		fflush(stdout);
+		cli_err("fsck: %s", err);
+		ex = EXIT_OTHER;
+		goto out;
+	}
+	if (r.corrupt || r.skipped)
+		printf("fsck summary: %lu corrupt files, %lu files skipped\n",
+		       r.corrupt, r.skipped);
+	else
+		printf("fsck summary: no problems found\n");
+	if (r.report)
+		printf("repair summary: %lu of %lu problems repaired; "
+		       "quarantine and report: %s\n",
+		       r.repaired, r.repaired + r.unrepaired, r.quarantine);
+	if (repair)
+		ex = r.unrepaired || r.skipped ? EXIT_FSCK : EXIT_OK;
+	else
+		ex = r.corrupt || r.skipped ? EXIT_FSCK : EXIT_OK;
+out:
+	fflush(stdout);
+	fsck_result_fini(&r);
+	cli_chain_close(&ch);
+	return ex;
+}

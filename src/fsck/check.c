@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File contents (spec §3): a queue of regular files opened by the walker
+ * and a few checker threads. A checker reads the header, then the blocks in
+ * chunks of about 1 MiB, skipping holes with SEEK_DATA/SEEK_HOLE (whole
+ * all-zero blocks are holes, not errors, §3.4), and collects every block
+ * that fails to authenticate. Files larger than SEG_BLOCKS blocks are cut
+ * into segments that any idle checker takes, so one huge file uses every
+ * core too. The aead batch pool is off for fsck (cli/fsck.c): the checkers
+ * are the parallelism.
+ *
+ * A damaged header is tried with version 2 and with each single flipped
+ * bit against the first non-zero block; if one of those authenticates, the
+ * blocks are checked under it and -repair can restore it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/secmem.h"
+#include "fsck/internal.h"
+
+#define CHUNK_BYTES (1u << 20)
+#define SEG_BLOCKS 16384u /* about 64 MiB of ciphertext */
+#define QUEUE_FILES 64u
+#define HDR_PROBE_BLOCKS 64u
+
+struct ffile {
+	int fd;
+	struct fnode *dir;
+	char *cname, *pname;
+	dev_t dev;
+	ino_t ino;
+	uint64_t size, nblocks;
+	uint8_t id[CONTENT_FILE_ID_LEN];
+	enum fp_hdr hdr;
+	uint8_t hdr_fix[CONTENT_HEADER_LEN];
+	pthread_mutex_t lock; /* protects pending, bad, nbad, capbad, rerr */
+	unsigned pending;
+	uint64_t *bad;
+	size_t nbad, capbad;
+	int rerr;	/* first read error (negative errno) */
+};
+
+struct fitem {
+	struct fitem *next;
+	struct ffile *f;
+	uint64_t b0, b1;
+	bool first;	/* the whole file: read the header, cut segments */
+};
+
+struct fqueue {
+	pthread_mutex_t lock;	/* protects everything below */
+	pthread_cond_t more, room;
+	struct fitem *segs;	/* segments of started files: first */
+	struct fitem *fhead, *ftail;
+	size_t nfiles;
+	unsigned starting;	/* files being started: may add segments */
+	bool closed;
+	pthread_t th[64];
+	unsigned nth;
+	struct fctx *x;
+};
+
+uint64_t check_nblocks(const struct fctx *x, uint64_t size)
+{
+	if (size <= CONTENT_HEADER_LEN)
+		return 0;
+	return (size - CONTENT_HEADER_LEN + x->cbs - 1) / x->cbs;
+}
+
+static int add_bad(uint64_t **bad, size_t *n, size_t *cap, uint64_t b)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		uint64_t *nb = realloc(*bad, nc * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		*bad = nb;
+		*cap = nc;
+	}
+	(*bad)[(*n)++] = b;
+	return 0;
+}
+
+/* Read len bytes at off; returns the count read (short at EOF) or -errno. */
+static ssize_t read_full(struct fctx *x, int fd, uint8_t *buf, size_t len,
+			 uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, buf + got, len - got,
+				  (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR && !fctx_stopped(x))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* Decrypt len bytes of blocks from block b, appending every bad one. */
+static int open_all(struct fctx *x, const uint8_t *ct, size_t len, uint64_t b,
+		    const uint8_t *id, uint8_t *pt, uint64_t **bad,
+		    size_t *nbad, size_t *capbad)
+{
+	size_t pos = 0, ptlen;
+	uint64_t badb;
+
+	while (pos < len) {
+		uint64_t bb = b + pos / x->cbs;
+
+		if (!content_decrypt_blocks(x->c, pt, &ptlen, ct + pos,
+					    len - pos, bb, id, &badb))
+			break;
+		if (add_bad(bad, nbad, capbad, badb))
+			return -ENOMEM;
+		pos = (size_t)(badb + 1 - b) * x->cbs;
+	}
+	return 0;
+}
+
+int check_blocks(struct fctx *x, int fd, uint64_t size, const uint8_t *id,
+		 uint64_t b0, uint64_t b1, uint8_t *ct, uint8_t *pt,
+		 uint64_t **bad, size_t *nbad, size_t *capbad)
+{
+	uint64_t nblocks = check_nblocks(x, size), b = b0;
+	uint64_t chunk = CHUNK_BYTES / x->cbs, last_full;
+	bool holes = size > CHUNK_BYTES;
+	int rc = 0;
+
+	if (b1 > nblocks)
+		b1 = nblocks;
+	/* the last block is never skipped: a partial one of zeros is not a
+	 * hole but damage */
+	last_full = (size - CONTENT_HEADER_LEN) % x->cbs ? nblocks - 1
+							 : nblocks;
+	while (b < b1) {
+		uint64_t off = CONTENT_HEADER_LEN + b * x->cbs;
+		uint64_t end = b + chunk < b1 ? b + chunk : b1, cend;
+		ssize_t got;
+
+		if (fctx_stopped(x))
+			return -EINTR;
+		if (holes) {
+			off_t d = lseek(fd, (off_t)off, SEEK_DATA), h;
+
+			if (d < 0)
+				d = errno == ENXIO ? (off_t)size : (off_t)off;
+			if ((uint64_t)d > off) {
+				uint64_t nb = ((uint64_t)d - CONTENT_HEADER_LEN)
+					      / x->cbs;
+
+				if (nb > last_full)
+					nb = last_full;
+				if (nb > b1)
+					nb = b1;
+				if (nb > b) {
+					__atomic_add_fetch(&x->bytes_done,
+							   (nb - b) * x->cbs,
+							   __ATOMIC_RELAXED);
+					b = nb;
+					continue;
+				}
+			}
+			h = lseek(fd, (off_t)off, SEEK_HOLE);
+			if (h > (off_t)off) {
+				uint64_t hb = ((uint64_t)h -
+					       CONTENT_HEADER_LEN + x->cbs - 1)
+					      / x->cbs;
+
+				if (hb > b && hb < end)
+					end = hb;
+			}
+		}
+		cend = CONTENT_HEADER_LEN + end * x->cbs;
+		if (cend > size)
+			cend = size;
+		got = read_full(x, fd, ct, cend - off, off);
+		if (got == -EIO) {
+			/* a bad disk: find the unreadable blocks one by one */
+			for (uint64_t k = b; k < end && !rc; k++) {
+				uint64_t o = CONTENT_HEADER_LEN + k * x->cbs;
+				size_t l = o + x->cbs > size ? size - o
+							     : x->cbs;
+				ssize_t g = read_full(x, fd, ct, l, o);
+
+				if (g != (ssize_t)l)
+					rc = add_bad(bad, nbad, capbad, k);
+				else
+					rc = open_all(x, ct, l, k, id, pt, bad,
+						      nbad, capbad);
+			}
+			if (rc)
+				return rc;
+			b = end;
+			continue;
+		}
+		if (got < 0)
+			return (int)got;
+		if ((uint64_t)got < cend - off) {
+			/* shrank while being checked: the rest is missing */
+			for (uint64_t k = b + (uint64_t)got / x->cbs; k < end;
+			     k++)
+				if (add_bad(bad, nbad, capbad, k))
+					return -ENOMEM;
+		}
+		rc = open_all(x, ct, (size_t)got, b, id, pt, bad, nbad,
+			      capbad);
+		if (rc)
+			return rc;
+		__atomic_add_fetch(&x->bytes_done, cend - off,
+				   __ATOMIC_RELAXED);
+		b = end;
+	}
+	return 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* The first block with a non-zero byte (within HDR_PROBE_BLOCKS blocks of
+ * the first data): into ct, its number to *blk and length to *len; 0 if
+ * found, -ENOENT if there is none. */
+static int probe_block(struct fctx *x, int fd, uint64_t size, uint8_t *ct,
+		       uint64_t *blk, size_t *len)
+{
+	uint64_t nblocks = check_nblocks(x, size), b;
+	off_t d = lseek(fd, CONTENT_HEADER_LEN, SEEK_DATA);
+
+	if (d < 0)
+		d = errno == ENXIO ? (off_t)size : CONTENT_HEADER_LEN;
+	b = ((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs;
+	if ((uint64_t)d >= size)
+		b = nblocks ? nblocks - 1 : 0;
+	for (uint64_t k = b; k < nblocks && k < b + HDR_PROBE_BLOCKS; k++) {
+		uint64_t o = CONTENT_HEADER_LEN + k * x->cbs;
+		size_t l = o + x->cbs > size ? size - o : x->cbs;
+
+		if (read_full(x, fd, ct, l, o) != (ssize_t)l)
+			continue;
+		if (!all_zero(ct, l)) {
+			*blk = k;
+			*len = l;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool block_opens(struct fctx *x, const uint8_t *ct, size_t len,
+			uint64_t blk, const uint8_t *hdr, uint8_t *pt)
+{
+	uint8_t id[CONTENT_FILE_ID_LEN];
+	size_t ptlen;
+
+	if (content_header_parse(hdr, id))
+		return false;
+	return !content_decrypt_blocks(x->c, pt, &ptlen, ct, len, blk, id,
+				       NULL);
+}
+
+/* A damaged header: is there a header under which the blocks open? */
+static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
+		       uint8_t *ct, uint8_t *pt)
+{
+	uint8_t h[CONTENT_HEADER_LEN];
+	uint64_t blk;
+	size_t len;
+
+	f->hdr = HDR_LOST;
+	if (probe_block(x, f->fd, f->size, ct, &blk, &len)) {
+		/* only holes: any header will do */
+		content_header_new(x->c, f->hdr_fix, f->id);
+		f->hdr = HDR_FIXABLE;
+		return;
+	}
+	memcpy(h, hdr, sizeof(h));
+	h[0] = CONTENT_HEADER_VERSION >> 8;
+	h[1] = CONTENT_HEADER_VERSION & 0xff;
+	if (block_opens(x, ct, len, blk, h, pt))
+		goto found;
+	for (unsigned bit = 0; bit < 8 * CONTENT_HEADER_LEN; bit++) {
+		memcpy(h, hdr, sizeof(h));
+		h[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (block_opens(x, ct, len, blk, h, pt))
+			goto found;
+	}
+	return;
+found:
+	memcpy(f->hdr_fix, h, sizeof(h));
+	memcpy(f->id, h + 2, CONTENT_FILE_ID_LEN);
+	f->hdr = HDR_FIXABLE;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void ffile_free(struct ffile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	fnode_put(f->dir);
+	free(f->cname);
+	free(f->pname);
+	free(f->bad);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* Everything about f is known: print and record its problems. */
+static void finish_file(struct fctx *x, struct ffile *f)
+{
+	struct fproblem *p;
+	char blocks[512] = "", extra[160] = "";
+	uint64_t last = f->nblocks ? f->nblocks - 1 : 0;
+	size_t tail = (size_t)((f->size - CONTENT_HEADER_LEN) % x->cbs);
+
+	__atomic_add_fetch(&x->nfiles, 1, __ATOMIC_RELAXED);
+	if (fctx_stopped(x))
+		goto out;
+	walk_check_xattrs(x, f->fd, f->dir, f->cname, f->pname, f->dev,
+			  f->ino, "file");
+	if (f->hdr == HDR_OK && !f->nbad && !f->rerr)
+		goto out;
+	p = fproblem_new(FP_CONTENT, f->dir, f->cname, f->pname);
+	if (!p)
+		goto out;
+	qsort(f->bad, f->nbad, sizeof(*f->bad), cmp_u64);
+	p->dev = f->dev;
+	p->ino = f->ino;
+	p->size = f->size;
+	p->nblocks = f->nblocks;
+	p->hdr = f->hdr;
+	memcpy(p->hdr_fix, f->hdr_fix, sizeof(p->hdr_fix));
+	p->bad = f->bad;
+	p->nbad = f->nbad;
+	f->bad = NULL;
+	if (f->hdr == HDR_LOST) {
+		p->all_bad = true;
+		fctx_problem(x, p, "header is damaged: none of its %llu "
+			     "blocks can be decrypted",
+			     (unsigned long long)f->nblocks);
+		goto out;
+	}
+	if (p->nbad) {
+		fo_blocks(blocks, sizeof(blocks), p->bad, p->nbad);
+		p->all_bad = p->nbad == f->nblocks;
+		if (p->bad[p->nbad - 1] == last && tail && tail <= x->oh)
+			snprintf(extra, sizeof(extra), "; block %llu is a "
+				 "%zu-byte fragment (an incomplete write)",
+				 (unsigned long long)last, tail);
+	}
+	if (f->rerr && !p->nbad)
+		fctx_problem(x, p, "cannot be read: %s", strerror(-f->rerr));
+	else if (f->hdr == HDR_FIXABLE && !p->nbad)
+		fctx_problem(x, p, "header is damaged; the blocks "
+			     "authenticate under a restored header");
+	else
+		fctx_problem(x, p, "%scorrupt block%s %s of %llu%s",
+			     f->hdr == HDR_FIXABLE ? "header is damaged "
+						     "(restorable); " : "",
+			     p->nbad == 1 ? "" : "s", blocks,
+			     (unsigned long long)f->nblocks, extra);
+out:
+	ffile_free(f);
+}
+
+static void seg_done(struct fctx *x, struct ffile *f, uint64_t *bad,
+		     size_t nbad, int rc)
+{
+	bool last;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < nbad; i++)
+		if (add_bad(&f->bad, &f->nbad, &f->capbad, bad[i]))
+			rc = -ENOMEM;
+	if (rc && rc != -EINTR && !f->rerr)
+		f->rerr = rc;
+	last = --f->pending == 0;
+	pthread_mutex_unlock(&f->lock);
+	if (last)
+		finish_file(x, f);
+}
+
+static void push_seg(struct fqueue *q, struct fitem *it)
+{
+	pthread_mutex_lock(&q->lock);
+	it->next = q->segs;
+	q->segs = it;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* A file whose size says all: FP_SHORT (nothing readable) or the
+ * FP_HDRONLY note. */
+static void size_problem(struct fctx *x, struct ffile *f, enum fp_kind k,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void size_problem(struct fctx *x, struct ffile *f, enum fp_kind k,
+			 const char *fmt, ...)
+{
+	struct fproblem *p = fproblem_new(k, f->dir, f->cname, f->pname);
+	va_list ap;
+
+	if (!p)
+		return;
+	p->dev = f->dev;
+	p->ino = f->ino;
+	p->size = f->size;
+	p->all_bad = k == FP_SHORT;
+	p->counted = k != FP_HDRONLY;
+	va_start(ap, fmt);
+	fctx_vproblem(x, p, fmt, ap);
+	va_end(ap);
+}
+
+/* The first item of a file: header, then segments. Returns the range this
+ * checker does itself in *b1 (from 0), or false when there is nothing
+ * more to do with the blocks. */
+static bool start_file(struct fctx *x, struct ffile *f, uint8_t *ct,
+		       uint8_t *pt, uint64_t *b1)
+{
+	uint8_t hdr[CONTENT_HEADER_LEN];
+	ssize_t got;
+	uint64_t nseg;
+
+	f->nblocks = check_nblocks(x, f->size);
+	if (f->size == 0)
+		return false;
+	if (f->size < CONTENT_HEADER_LEN) {
+		size_problem(x, f, FP_SHORT, "%llu bytes: shorter than a file "
+			     "header (18 bytes)", (unsigned long long)f->size);
+		return false;
+	}
+	if (f->size == CONTENT_HEADER_LEN) {
+		/* gocryptfs reads it as empty (§3.1): a note only */
+		size_problem(x, f, FP_HDRONLY, "header only (an interrupted "
+			     "write): reads as empty%s", "");
+		return false;
+	}
+	got = read_full(x, f->fd, hdr, sizeof(hdr), 0);
+	if (got != (ssize_t)sizeof(hdr)) {
+		f->rerr = got < 0 ? (int)got : -EIO;
+		return false;
+	}
+	if (content_header_parse(hdr, f->id)) {
+		fix_header(x, f, hdr, ct, pt);
+		if (f->hdr == HDR_LOST)
+			return false;
+	}
+	nseg = (f->nblocks + SEG_BLOCKS - 1) / SEG_BLOCKS;
+	if (nseg > 1) {
+		pthread_mutex_lock(&f->lock);
+		f->pending += (unsigned)(nseg - 1);
+		pthread_mutex_unlock(&f->lock);
+		for (uint64_t s = 1; s < nseg; s++) {
+			struct fitem *it = calloc(1, sizeof(*it));
+
+			if (!it) {
+				/* do it here instead */
+				seg_done(x, f, NULL, 0, 0);
+				continue;
+			}
+			it->f = f;
+			it->b0 = s * SEG_BLOCKS;
+			it->b1 = it->b0 + SEG_BLOCKS;
+			push_seg(x->q, it);
+		}
+	}
+	*b1 = SEG_BLOCKS;
+	return true;
+}
+
+static void *checker_main(void *arg)
+{
+	struct fqueue *q = arg;
+	struct fctx *x = q->x;
+	size_t chunk = CHUNK_BYTES / x->cbs;
+	uint8_t *ct = malloc(chunk * x->cbs), *pt = malloc(chunk * 4096);
+	uint64_t *bad = NULL;
+	size_t nbad, capbad = 0;
+
+	for (;;) {
+		struct fitem *it;
+		uint64_t b0, b1;
+		int rc = 0;
+
+		pthread_mutex_lock(&q->lock);
+		while (!q->segs && !q->fhead &&
+		       (!q->closed || q->starting))
+			pthread_cond_wait(&q->more, &q->lock);
+		if (q->segs) {
+			it = q->segs;
+			q->segs = it->next;
+		} else if (q->fhead) {
+			it = q->fhead;
+			q->fhead = it->next;
+			if (!q->fhead)
+				q->ftail = NULL;
+			q->nfiles--;
+			q->starting++;
+			pthread_cond_signal(&q->room);
+		} else {
+			pthread_mutex_unlock(&q->lock);
+			break;
+		}
+		pthread_mutex_unlock(&q->lock);
+		nbad = 0;
+		b0 = it->b0;
+		b1 = it->b1;
+		if (!ct || !pt)
+			rc = -ENOMEM;
+		else if (it->first && !start_file(x, it->f, ct, pt, &b1))
+			b1 = b0;
+		if (it->first) {
+			pthread_mutex_lock(&q->lock);
+			q->starting--;
+			pthread_cond_broadcast(&q->more);
+			pthread_mutex_unlock(&q->lock);
+		}
+		if (!rc && b0 < b1)
+			rc = check_blocks(x, it->f->fd, it->f->size,
+					  it->f->id, b0, b1, ct, pt, &bad,
+					  &nbad, &capbad);
+		seg_done(x, it->f, bad, nbad, rc);
+		free(it);
+	}
+	if (pt)
+		secure_zero(pt, chunk * 4096);
+	free(ct);
+	free(pt);
+	free(bad);
+	return NULL;
+}
+
+int queue_start(struct fctx *x)
+{
+	struct fqueue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->more, NULL);
+	pthread_cond_init(&q->room, NULL);
+	q->x = x;
+	x->q = q;
+	for (unsigned i = 0; i < x->threads && i < 64; i++) {
+		if (pthread_create(&q->th[i], NULL, checker_main, q))
+			break;
+		q->nth++;
+	}
+	if (!q->nth) {
+		x->q = NULL;
+		pthread_mutex_destroy(&q->lock);
+		pthread_cond_destroy(&q->more);
+		pthread_cond_destroy(&q->room);
+		free(q);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+int queue_file(struct fctx *x, int fd, struct fnode *dir, const char *cname,
+	       const char *pname, dev_t dev, ino_t ino, uint64_t size)
+{
+	struct fqueue *q = x->q;
+	struct ffile *f = calloc(1, sizeof(*f));
+	struct fitem *it = calloc(1, sizeof(*it));
+
+	if (!f || !it)
+		goto nomem;
+	f->fd = fd;
+	f->cname = strdup(cname);
+	f->pname = pname ? strdup(pname) : NULL;
+	if (!f->cname || (pname && !f->pname)) {
+		free(f->cname);
+		free(f->pname);
+		goto nomem;
+	}
+	f->dir = fnode_get(dir);
+	f->dev = dev;
+	f->ino = ino;
+	f->size = size;
+	f->pending = 1;
+	pthread_mutex_init(&f->lock, NULL);
+	it->f = f;
+	it->first = true;
+	__atomic_add_fetch(&x->bytes_seen, size, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&q->lock);
+	while (q->nfiles >= QUEUE_FILES)
+		pthread_cond_wait(&q->room, &q->lock);
+	if (q->ftail)
+		q->ftail->next = it;
+	else
+		q->fhead = it;
+	q->ftail = it;
+	q->nfiles++;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+nomem:
+	free(f);
+	free(it);
+	close(fd);
+	return -ENOMEM;
+}
+
+void queue_finish(struct fctx *x)
+{
+	struct fqueue *q = x->q;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->closed = true;
+	pthread_cond_broadcast(&q->more);
+	pthread_mutex_unlock(&q->lock);
+	for (unsigned i = 0; i < q->nth; i++)
+		pthread_join(q->th[i], NULL);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->more);
+	pthread_cond_destroy(&q->room);
+	free(q);
+	x->q = NULL;
+}
