@@ -273,11 +273,31 @@ static bool block_opens(struct fctx *x, const uint8_t *ct, size_t len,
 				       NULL);
 }
 
-/* A damaged header: is there a header under which the blocks open? */
+/* A header under which block blk (len bytes in ct) opens: hdr with
+ * version 2, or with one bit flipped. */
+static bool search_header(struct fctx *x, const uint8_t *hdr, const uint8_t *ct,
+			  size_t len, uint64_t blk, uint8_t *pt,
+			  uint8_t out[static CONTENT_HEADER_LEN])
+{
+	memcpy(out, hdr, CONTENT_HEADER_LEN);
+	out[0] = CONTENT_HEADER_VERSION >> 8;
+	out[1] = CONTENT_HEADER_VERSION & 0xff;
+	if (block_opens(x, ct, len, blk, out, pt))
+		return true;
+	for (unsigned bit = 0; bit < 8 * CONTENT_HEADER_LEN; bit++) {
+		memcpy(out, hdr, CONTENT_HEADER_LEN);
+		out[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (block_opens(x, ct, len, blk, out, pt))
+			return true;
+	}
+	return false;
+}
+
+/* A header that does not parse: is there one under which the blocks
+ * open? */
 static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
 		       uint8_t *ct, uint8_t *pt)
 {
-	uint8_t h[CONTENT_HEADER_LEN];
 	uint64_t blk;
 	size_t len;
 
@@ -288,21 +308,41 @@ static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
 		f->hdr = HDR_FIXABLE;
 		return;
 	}
-	memcpy(h, hdr, sizeof(h));
-	h[0] = CONTENT_HEADER_VERSION >> 8;
-	h[1] = CONTENT_HEADER_VERSION & 0xff;
-	if (block_opens(x, ct, len, blk, h, pt))
-		goto found;
-	for (unsigned bit = 0; bit < 8 * CONTENT_HEADER_LEN; bit++) {
-		memcpy(h, hdr, sizeof(h));
-		h[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		if (block_opens(x, ct, len, blk, h, pt))
-			goto found;
+	if (search_header(x, hdr, ct, len, blk, pt, f->hdr_fix)) {
+		memcpy(f->id, f->hdr_fix + 2, CONTENT_FILE_ID_LEN);
+		f->hdr = HDR_FIXABLE;
 	}
-	return;
-found:
-	memcpy(f->hdr_fix, h, sizeof(h));
-	memcpy(f->id, h + 2, CONTENT_FILE_ID_LEN);
+}
+
+static int cmp_u64(const void *a, const void *b);
+
+/* A header that parses, but the first block with data fails: a damaged
+ * file ID? If a restored header opens it, only what still fails under
+ * that header stays bad. */
+static void recheck_header(struct fctx *x, struct ffile *f)
+{
+	uint8_t hdr[CONTENT_HEADER_LEN], fix[CONTENT_HEADER_LEN];
+	uint8_t ct[CONTENT_MAX_CIPHER_BS], pt[CONTENT_PLAIN_BS];
+	uint64_t blk, *bad = NULL;
+	size_t len, nbad = 0, cap = 0;
+
+	if (read_full(x, f->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    probe_block(x, f->fd, f->size, ct, &blk, &len) ||
+	    !bsearch(&blk, f->bad, f->nbad, sizeof(*f->bad), cmp_u64) ||
+	    !search_header(x, hdr, ct, len, blk, pt, fix))
+		return;
+	for (size_t i = 0; i < f->nbad; i++)
+		if (check_blocks(x, f->fd, f->size, fix + 2, f->bad[i],
+				 f->bad[i] + 1, ct, pt, &bad, &nbad, &cap)) {
+			free(bad);
+			return;
+		}
+	free(f->bad);
+	f->bad = bad;
+	f->nbad = nbad;
+	f->capbad = cap;
+	memcpy(f->hdr_fix, fix, sizeof(fix));
+	memcpy(f->id, fix + 2, CONTENT_FILE_ID_LEN);
 	f->hdr = HDR_FIXABLE;
 }
 
@@ -340,10 +380,12 @@ static void finish_file(struct fctx *x, struct ffile *f)
 			  f->ino, "file");
 	if (f->hdr == HDR_OK && !f->nbad && !f->rerr)
 		goto out;
+	qsort(f->bad, f->nbad, sizeof(*f->bad), cmp_u64);
+	if (f->hdr == HDR_OK && f->nbad)
+		recheck_header(x, f);
 	p = fproblem_new(FP_CONTENT, f->dir, f->cname, f->pname);
 	if (!p)
 		goto out;
-	qsort(f->bad, f->nbad, sizeof(*f->bad), cmp_u64);
 	p->dev = f->dev;
 	p->ino = f->ino;
 	p->size = f->size;
@@ -440,7 +482,7 @@ static bool start_file(struct fctx *x, struct ffile *f, uint8_t *ct,
 {
 	uint8_t hdr[CONTENT_HEADER_LEN];
 	ssize_t got;
-	uint64_t nseg;
+	uint64_t nseg, seg;
 
 	f->nblocks = check_nblocks(x, f->size);
 	if (f->size == 0)
@@ -466,7 +508,8 @@ static bool start_file(struct fctx *x, struct ffile *f, uint8_t *ct,
 		if (f->hdr == HDR_LOST)
 			return false;
 	}
-	nseg = (f->nblocks + SEG_BLOCKS - 1) / SEG_BLOCKS;
+	seg = x->seg_blocks > 0 ? (uint64_t)x->seg_blocks : SEG_BLOCKS;
+	nseg = (f->nblocks + seg - 1) / seg;
 	if (nseg > 1) {
 		pthread_mutex_lock(&f->lock);
 		f->pending += (unsigned)(nseg - 1);
@@ -480,12 +523,12 @@ static bool start_file(struct fctx *x, struct ffile *f, uint8_t *ct,
 				continue;
 			}
 			it->f = f;
-			it->b0 = s * SEG_BLOCKS;
-			it->b1 = it->b0 + SEG_BLOCKS;
+			it->b0 = s * seg;
+			it->b1 = it->b0 + seg;
 			push_seg(x->q, it);
 		}
 	}
-	*b1 = SEG_BLOCKS;
+	*b1 = seg;
 	return true;
 }
 

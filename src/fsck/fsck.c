@@ -8,7 +8,8 @@
  * VEILFS_FSCK_TEST (tests only) takes comma-separated hooks: kill=N sends
  * SIGKILL to this process at the Nth state-changing repair step, int=N
  * sends SIGINT there, pause=N stops the walk after N files (printing
- * "fsck: test pause" on stderr) until a signal stops the run.
+ * "fsck: test pause" on stderr) until a signal stops the run, seg=N cuts
+ * files into segments of N blocks (to test segments on small files).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +36,8 @@ bool fctx_stopped(struct fctx *x)
 static const char *const kind_what[] = {
 	[FP_DIRIV] = "dir",	 [FP_NAME] = "entry",	 [FP_NOSIDECAR] = "entry",
 	[FP_SIDECAR] = "entry", [FP_HASH] = "entry",	 [FP_ORPHAN] = "entry",
-	[FP_RMDIR] = "entry",	 [FP_TEMP] = "entry",	 [FP_SYMLINK] = "symlink",
+	[FP_RMDIR] = "entry",	 [FP_TEMP] = "entry",	 [FP_PARKED] = "entry",
+	[FP_SYMLINK] = "symlink",
 	[FP_XNAME] = "file",	 [FP_XVALUE] = "file",	 [FP_CONTENT] = "file",
 	[FP_SHORT] = "file",	 [FP_HDRONLY] = "file", [FP_SKIPPED] = "file",
 };
@@ -76,7 +78,7 @@ static bool entry_kind(enum fp_kind k)
 {
 	return k == FP_NAME || k == FP_NOSIDECAR || k == FP_SIDECAR ||
 	       k == FP_HASH || k == FP_ORPHAN || k == FP_RMDIR ||
-	       k == FP_TEMP;
+	       k == FP_TEMP || k == FP_PARKED;
 }
 
 /* gocryptfs cannot see the object of p (a name on its path does not
@@ -159,6 +161,8 @@ static void test_hooks(struct fctx *x)
 			x->int_step = v;
 		else if (!strncmp(tok, "pause=", 6))
 			x->pause_files = v;
+		else if (!strncmp(tok, "seg=", 4))
+			x->seg_blocks = v;
 	}
 	free(copy);
 }

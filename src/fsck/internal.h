@@ -23,6 +23,9 @@
 /* Prefix of the temporary files -repair creates inside the cipherdir; a
  * leftover (after kill -9) is recognised and quarantined by the next run. */
 #define FSCK_TMP_PREFIX "gocryptfs.veilfs-repair."
+/* Entries -repair renames before it gives their directory another IV
+ * (never decryptable, so a killed run leaves nothing ambiguous). */
+#define FSCK_PARK_PREFIX "gocryptfs.veilfs-parked."
 #define FSCK_RMDIR_PREFIX "gocryptfs.diriv.rmdir."
 #define FSCK_CONF_BAK "gocryptfs.conf.bak"
 #define FSCK_RECOVERED "recovered-"
@@ -74,6 +77,7 @@ enum fp_kind {
 	FP_ORPHAN,	/* .name without its entry */
 	FP_RMDIR,	/* gocryptfs.diriv.rmdir.* */
 	FP_TEMP,	/* leftover of an interrupted -repair */
+	FP_PARKED,	/* entry parked by an interrupted -repair */
 	FP_SYMLINK,	/* target does not decrypt */
 	FP_XNAME,	/* xattr name does not decrypt */
 	FP_XVALUE,	/* xattr value does not decrypt */
@@ -147,7 +151,7 @@ struct fctx {
 	struct quarantine *qr;
 
 	/* VEILFS_FSCK_TEST hooks (tests only; see fsck.c) */
-	long kill_step, int_step, pause_files;
+	long kill_step, int_step, pause_files, seg_blocks;
 	long steps;
 };
 
@@ -268,6 +272,10 @@ int qr_save_symlink(struct fctx *x, const char *target, const char *cname,
 		    char **qname);
 int qr_save_bytes(struct fctx *x, const void *buf, size_t len,
 		  const char *what, char **qname);
+/* A FIFO, socket or device node: the same node in the quarantine. */
+struct stat;
+int qr_save_node(struct fctx *x, const struct stat *st, const char *cname,
+		 char **qname);
 /* Move the directory cname in dfd into the quarantine (same filesystem
  * only): -EXDEV otherwise. */
 int qr_move_dir(struct fctx *x, int dfd, const char *cname, char **qname);

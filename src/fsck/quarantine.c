@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -64,17 +65,27 @@ static char *default_top(const char *dir)
 }
 
 /* The quarantine must not be inside the cipherdir (a mount would show
- * it, as undecryptable names). */
+ * it, as undecryptable names). Judged by its parent, which exists. */
 static bool inside(const char *top, const char *cipherdir)
 {
-	char a[PATH_MAX], b[PATH_MAX];
+	char *copy = strdup(top), a[PATH_MAX], b[PATH_MAX];
+	const char *parent;
 	size_t n;
+	bool r = false;
 
-	if (!realpath(top, a) || !realpath(cipherdir, b))
-		return false;
-	n = strlen(b);
-	return !strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0' ||
-				     !strcmp(b, "/"));
+	if (!copy)
+		return true;
+	n = strlen(copy);
+	while (n > 1 && copy[n - 1] == '/')
+		copy[--n] = '\0';
+	parent = strrchr(copy, '/') ? dirname(copy) : ".";
+	if (realpath(parent, a) && realpath(cipherdir, b)) {
+		n = strlen(b);
+		r = !strcmp(b, "/") ||
+		    (!strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0'));
+	}
+	free(copy);
+	return r;
 }
 
 int qr_open(struct fctx *x, char *err, size_t errlen)
@@ -94,6 +105,13 @@ int qr_open(struct fctx *x, char *err, size_t errlen)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	if (inside(q->top, x->o->cipherdir)) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "the quarantine directory '%s' is inside "
+			 "CIPHERDIR: choose one outside with -quarantine DIR",
+			 q->top);
+		goto fail;
+	}
 	if (mkdir(q->top, 0700) && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot create the quarantine directory "
@@ -108,13 +126,6 @@ int qr_open(struct fctx *x, char *err, size_t errlen)
 			free(q->top);
 			q->top = abs;
 		}
-	}
-	if (inside(q->top, x->o->cipherdir)) {
-		rc = -EINVAL;
-		snprintf(err, errlen, "the quarantine directory '%s' is inside "
-			 "CIPHERDIR: choose one outside with -quarantine DIR",
-			 q->top);
-		goto fail;
 	}
 	tfd = open(q->top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tfd < 0) {
@@ -349,6 +360,24 @@ int qr_save_symlink(struct fctx *x, const char *target, const char *cname,
 	if (rc)
 		return rc;
 	if (symlinkat(target, q->dfd, *qname) || fsync(q->dfd)) {
+		rc = -errno;
+		free(*qname);
+		*qname = NULL;
+	}
+	return rc;
+}
+
+int qr_save_node(struct fctx *x, const struct stat *st, const char *cname,
+		 char **qname)
+{
+	struct quarantine *q = x->qr;
+	int rc = begin(x, cname, qname);
+
+	if (rc)
+		return rc;
+	if (mknodat(q->dfd, *qname, st->st_mode & (S_IFMT | 07777),
+		    st->st_rdev) ||
+	    fsync(q->dfd)) {
 		rc = -errno;
 		free(*qname);
 		*qname = NULL;

@@ -58,13 +58,15 @@ static void intent(struct rctx *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void intent(struct rctx *r, const char *fmt, ...)
 {
-	char buf[2048];
+	char *buf;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (vasprintf(&buf, fmt, ap) < 0)
+		buf = NULL;
 	va_end(ap);
-	qr_report(r->x, "%s", buf);
+	qr_report(r->x, "%s", buf ? buf : "(out of memory)");
+	free(buf);
 }
 
 /* The outcome on stdout (and in the report). */
@@ -72,13 +74,16 @@ static void outcome(struct rctx *r, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void outcome(struct rctx *r, int rc, const char *fmt, ...)
 {
-	char buf[2048];
+	char *buf;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (rc == -EINTR)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&buf, fmt, ap) < 0)
+		buf = NULL;
+	va_end(ap);
+	if (!buf)
 		return;
 	if (rc) {
 		qr_report(r->x, "  FAILED: %s", strerror(-rc));
@@ -87,6 +92,7 @@ static void outcome(struct rctx *r, int rc, const char *fmt, ...)
 	} else if (!r->x->o->quiet) {
 		fo_line(r->x, "fsck: repaired: %s", buf);
 	}
+	free(buf);
 }
 
 static char *q(const char *s)
@@ -293,8 +299,13 @@ static int quarantine_entry(struct rctx *r, int dfd, const char *name,
 			rc = w_unlink(x, dfd, name, 0);
 		}
 	} else {
-		/* a FIFO or device: no data to keep, left alone */
-		rc = -EPERM;
+		/* a FIFO, socket or device: no data, the node is the copy */
+		rc = qr_save_node(x, &st, name, &qname);
+		if (!rc) {
+			intent(r, "remove %s in %s (copy: %s)", q(name), where,
+			       qname);
+			rc = w_unlink(x, dfd, name, 0);
+		}
 	}
 	outcome(r, rc, "entry %s in %s moved to the quarantine%s%s", q(name),
 		where, qname ? " as " : "", qname ? qname : "");
@@ -309,30 +320,19 @@ static int quarantine_entry(struct rctx *r, int dfd, const char *name,
 /* ---- directories ------------------------------------------------------- */
 
 struct obj {
-	struct fdent *e;
+	char cur[NAME_MAX + 1];	 /* its name in the directory now */
+	char orig[NAME_MAX + 1]; /* before it was parked */
+	bool parked;
 	char cname[NAMES_MAX_SIDECAR + 2]; /* the encrypted name; "" none */
-	bool is_long, has_side, side_ok;
+	bool is_long;			   /* orig is a hashed long name */
+	bool side_ok;			   /* its sidecar holds cname */
+	char side[NAME_MAX + 8];	   /* its sidecar file; "" none */
 	struct stat st;
 };
 
 static int iv_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, NAMES_DIRIV_LEN);
-}
-
-static unsigned score(struct fctx *x, const uint8_t *iv, struct obj *o,
-		      size_t n)
-{
-	char plain[NAMES_MAX_PLAIN + 1];
-	unsigned s = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (o[i].cname[0] &&
-		    !names_decrypt(x->n, iv, o[i].cname, strlen(o[i].cname),
-				   plain, sizeof(plain)) &&
-		    fo_plausible(plain, strlen(plain)))
-			s++;
-	return s;
 }
 
 static int write_diriv(struct rctx *r, int dfd, const char *where,
@@ -367,6 +367,8 @@ static int write_diriv(struct rctx *r, int dfd, const char *where,
 			target[n] = '\0';
 			rc = qr_save_symlink(x, target, NAMES_DIRIV_FILE,
 					     &qname);
+		} else {
+			rc = qr_save_node(x, &st, NAMES_DIRIV_FILE, &qname);
 		}
 		if (rc)
 			goto out;
@@ -402,6 +404,63 @@ static bool foreign_dir(int dfd, const char *name)
 	return r;
 }
 
+/* Quarantine o's sidecar (after o got another name). */
+static int drop_sidecar(struct rctx *r, int dfd, struct obj *o)
+{
+	char *qname = NULL;
+	int fd, rc = 0;
+
+	if (!o->side[0])
+		return 0;
+	fd = walk_openat(dfd, o->side, O_RDONLY);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	rc = qr_copy_file(r->x, fd, o->side, &qname);
+	close(fd);
+	if (!rc) {
+		intent(r, "remove the old %s (copy: %s)", q(o->side), qname);
+		rc = w_unlink(r->x, dfd, o->side, 0);
+	}
+	free(qname);
+	if (!rc)
+		o->side[0] = '\0';
+	return rc;
+}
+
+static int rename_cur(struct rctx *r, int dfd, const struct fnode *dir,
+		      struct obj *o, const char *to)
+{
+	int rc = w_rename(r->x, dfd, o->cur, to, RENAME_NOREPLACE);
+
+	if (!rc)
+		rc = follow_rename(r, dir, o->cur, to);
+	if (!rc)
+		snprintf(o->cur, sizeof(o->cur), "%s", to);
+	return rc;
+}
+
+/* Before a directory gets another IV, every entry that is to be renamed
+ * is parked under FSCK_PARK_PREFIX<name>, a name that can never decrypt:
+ * otherwise a run killed in between would leave names of the old IV that
+ * may decrypt (to garbage) under the new one. */
+static int park_obj(struct rctx *r, int dfd, const struct fnode *dir,
+		    const char *where, struct obj *o, unsigned *seq)
+{
+	char to[NAME_MAX + 1];
+	int rc;
+
+	if (strlen(FSCK_PARK_PREFIX) + strlen(o->cur) <= NAME_MAX)
+		snprintf(to, sizeof(to), FSCK_PARK_PREFIX "%s", o->cur);
+	else
+		snprintf(to, sizeof(to), FSCK_PARK_PREFIX "#%u", (*seq)++);
+	intent(r, "park %s in %s as %s", q(o->cur), where, q(to));
+	rc = rename_cur(r, dfd, dir, o, to);
+	if (!rc)
+		o->parked = true;
+	outcome(r, rc, "entry %s in %s parked", q(o->orig), where);
+	return rc;
+}
+
 /* Rename object o of the directory open at dfd to plaintext name real
  * under iv (a hashed long name gets its sidecar first). *next numbers the
  * recovered-NNNN names used on collisions. */
@@ -412,12 +471,12 @@ static int rename_obj(struct rctx *r, int dfd, const struct fnode *dir,
 {
 	struct fctx *x = r->x;
 	char newc[NAMES_MAX_CNAME], stored[NAMES_MAX_CNAME], tmp[64];
-	char side[NAMES_MAX_CNAME + 8], oside[NAME_MAX + 8];
-	char got[NAMES_MAX_SIDECAR + 2];
-	char *qname = NULL;
+	char side[NAMES_MAX_CNAME + 8], got[NAMES_MAX_SIDECAR + 2];
+	char was[NAME_MAX + 1];
 	struct stat st;
 	int rc = 0, lg;
 
+	snprintf(was, sizeof(was), "%s", o->orig);
 	for (int t = 0; t < RENAME_TRIES; t++) {
 		rc = names_encrypt(x->n, iv, real, newc, sizeof(newc));
 		if (rc)
@@ -427,16 +486,15 @@ static int rename_obj(struct rctx *r, int dfd, const struct fnode *dir,
 			rc = lg;
 			goto out;
 		}
-		if (!strcmp(stored, o->e->name) ||
-		    !fstatat(dfd, stored, &st, AT_SYMLINK_NOFOLLOW)) {
-			/* taken (or a sidecar-only problem of the same
-			 * name): another name */
+		if (!fstatat(dfd, stored, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !strcmp(stored, o->cur)) {
+			/* taken: another name */
 			snprintf(real, realcap, FSCK_RECOVERED "%04u",
 				 (*next)++);
 			continue;
 		}
 		intent(r, "rename %s in %s to %s (ciphertext %s): %s",
-		       q(o->e->name), where, q(real), q(stored), how);
+		       q(o->cur), where, q(real), q(stored), how);
 		if (lg) {
 			snprintf(side, sizeof(side), "%s" NAMES_LONG_SUFFIX,
 				 stored);
@@ -459,40 +517,20 @@ static int rename_obj(struct rctx *r, int dfd, const struct fnode *dir,
 			}
 			unlinkat(dfd, tmp, 0);
 		}
-		rc = w_rename(x, dfd, o->e->name, stored, RENAME_NOREPLACE);
+		rc = rename_cur(r, dfd, dir, o, stored);
 		if (rc == -EEXIST) {
 			snprintf(real, realcap, FSCK_RECOVERED "%04u",
 				 (*next)++);
 			continue;
 		}
-		if (rc)
-			goto out;
-		rc = follow_rename(r, dir, o->e->name, stored);
-		if (rc)
-			goto out;
-		if (o->has_side) {
-			int fd;
-
-			snprintf(oside, sizeof(oside),
-				 "%s" NAMES_LONG_SUFFIX, o->e->name);
-			fd = walk_openat(dfd, oside, O_RDONLY);
-			if (fd >= 0) {
-				rc = qr_copy_file(x, fd, oside, &qname);
-				close(fd);
-				if (!rc) {
-					intent(r, "remove the old %s (copy: "
-					       "%s)", q(oside), qname);
-					rc = w_unlink(x, dfd, oside, 0);
-				}
-			}
-		}
+		if (!rc)
+			rc = drop_sidecar(r, dfd, o);
 		goto out;
 	}
 	rc = -EEXIST;
 out:
-	outcome(r, rc, "entry %s in %s is now %s (%s)", q(o->e->name), where,
+	outcome(r, rc, "entry %s in %s is now %s (%s)", q(was), where,
 		q(real), how);
-	free(qname);
 	return rc;
 }
 
@@ -509,6 +547,105 @@ static bool has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* The entries of a directory that are objects (not internal, not junk);
+ * junk (leftovers, orphan sidecars) is quarantined on the way. */
+static size_t collect(struct rctx *r, int dfd, const struct fnode *node,
+		      const char *where, struct fdent *ents, size_t n,
+		      struct obj *objs, unsigned *fails)
+{
+	struct fctx *x = r->x;
+	char side[NAME_MAX + 8];
+	bool root = node->depth == 0;
+	size_t no = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *nm = ents[i].name;
+		struct obj *o = &objs[no];
+
+		if (root && (!strcmp(nm, NAMES_CONF_FILE) ||
+			     !strcmp(nm, FSCK_CONF_BAK)))
+			continue;
+		if (x->np->diriv && !strcmp(nm, NAMES_DIRIV_FILE))
+			continue;
+		if (has_prefix(nm, FSCK_RMDIR_PREFIX) ||
+		    has_prefix(nm, FSCK_TMP_PREFIX)) {
+			if (quarantine_entry(r, dfd, nm, where))
+				(*fails)++;
+			continue;
+		}
+		if (names_is_sidecar(nm)) {
+			snprintf(side, sizeof(side), FSCK_PARK_PREFIX "%.*s",
+				 (int)(strlen(nm) - strlen(NAMES_LONG_SUFFIX)),
+				 nm);
+			/* its entry, or its entry parked */
+			if (!has_ent(ents, n, side + strlen(FSCK_PARK_PREFIX)) &&
+			    !has_ent(ents, n, side) &&
+			    quarantine_entry(r, dfd, nm, where))
+				(*fails)++;
+			continue;
+		}
+		memset(o, 0, sizeof(*o));
+		if (fstatat(dfd, nm, &o->st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		snprintf(o->cur, sizeof(o->cur), "%s", nm);
+		o->parked = has_prefix(nm, FSCK_PARK_PREFIX);
+		snprintf(o->orig, sizeof(o->orig), "%s",
+			 o->parked ? nm + strlen(FSCK_PARK_PREFIX) : nm);
+		if (names_is_long(o->orig)) {
+			o->is_long = true;
+			snprintf(side, sizeof(side), "%s" NAMES_LONG_SUFFIX,
+				 o->orig);
+			if (has_ent(ents, n, side))
+				snprintf(o->side, sizeof(o->side), "%s", side);
+			o->side_ok = o->side[0] &&
+				     !walk_read_sidecar(dfd, side, o->cname,
+							sizeof(o->cname));
+			if (!o->side_ok)
+				o->cname[0] = '\0';
+		} else if (o->orig[0] != '#') {
+			snprintf(o->cname, sizeof(o->cname), "%s", o->orig);
+		}
+		no++;
+	}
+	return no;
+}
+
+/* o decrypts under iv and is stored as it should be. */
+static bool fits(struct fctx *x, const struct obj *o, const uint8_t *iv,
+		 bool plausible, char *plain, size_t cap)
+{
+	char stored[NAMES_MAX_CNAME];
+
+	if (!o->cname[0] || names_decrypt(x->n, iv, o->cname,
+					  strlen(o->cname), plain, cap))
+		return false;
+	if (plausible && !fo_plausible(plain, strlen(plain)))
+		return false;
+	return names_store_name(x->n, o->cname, stored, sizeof(stored)) >= 0 &&
+	       !strcmp(stored, o->cur);
+}
+
+/* Not ours at all (nothing readable in it): quarantined, not renamed. */
+static bool stranger(struct rctx *r, int dfd, const struct obj *o)
+{
+	struct fctx *x = r->x;
+
+	if (S_ISREG(o->st.st_mode))
+		return file_all_bad(x, o->st.st_dev, o->st.st_ino) ||
+		       (o->st.st_size > 0 &&
+			o->st.st_size < CONTENT_HEADER_LEN);
+	if (S_ISDIR(o->st.st_mode))
+		return x->np->diriv && foreign_dir(dfd, o->cur);
+	if (S_ISLNK(o->st.st_mode)) {
+		char t[4097], d[4097];
+		ssize_t tl = readlinkat(dfd, o->cur, t, sizeof(t) - 1);
+
+		return tl < 0 || names_decrypt_symlink(x->n, t, (size_t)tl, d,
+						       sizeof(d));
+	}
+	return false;
+}
+
 /* Every entry of directory node: returns 0 when all of them are fine
  * now. */
 static int repair_dir(struct rctx *r, const struct fnode *node)
@@ -516,11 +653,14 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 	struct fctx *x = r->x;
 	struct fdent *ents = NULL;
 	struct obj *objs = NULL;
+	bool *fine = NULL;
 	size_t n = 0, no = 0, len;
 	uint8_t cur[NAMES_DIRIV_LEN], target[NAMES_DIRIV_LEN];
-	char plain[NAMES_MAX_PLAIN + 1], side[NAME_MAX + 1], *where;
-	bool root = node->depth == 0, cur_ok = false, pt = x->np->plaintext;
-	unsigned next = 1, v, fails = 0;
+	char plain[NAMES_MAX_PLAIN + 1], *where;
+	bool cur_ok = false, new_iv = false;
+	unsigned next = 1, v, fails = 0, seq = 1;
+	const char *why = NULL;
+	char whybuf[96];
 	int dfd, rc;
 
 	where = fo_object("dir", node, NULL, node->pname);
@@ -532,129 +672,102 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 		outcome(r, rc, "%s", where);
 		goto out;
 	}
+	if (x->np->plaintext) {
+		rc = 0; /* names need no repair */
+		goto out;
+	}
 	rc = walk_list_dir(dfd, &ents, &n);
 	if (rc)
 		goto out;
 	objs = calloc(n ? n : 1, sizeof(*objs));
-	if (!objs) {
+	fine = calloc(n ? n : 1, sizeof(*fine));
+	if (!objs || !fine) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (!pt && x->np->diriv)
+	if (x->np->diriv)
 		cur_ok = !walk_read_diriv(dfd, NAMES_DIRIV_FILE, cur, &len);
 	else
 		memset(cur, 0, sizeof(cur)), cur_ok = true;
-
-	/* junk first: leftovers and orphan sidecars */
-	for (size_t i = 0; i < n; i++) {
-		const char *nm = ents[i].name;
-
-		if (root && (!strcmp(nm, NAMES_CONF_FILE) ||
-			     !strcmp(nm, FSCK_CONF_BAK)))
-			continue;
-		if (pt) {
-			continue;
-		}
-		if (x->np->diriv && !strcmp(nm, NAMES_DIRIV_FILE))
-			continue;
-		if (has_prefix(nm, FSCK_RMDIR_PREFIX) ||
-		    has_prefix(nm, FSCK_TMP_PREFIX)) {
-			if (quarantine_entry(r, dfd, nm, where))
-				fails++;
-			continue;
-		}
-		if (names_is_sidecar(nm)) {
-			snprintf(side, sizeof(side), "%.*s",
-				 (int)(strlen(nm) - strlen(NAMES_LONG_SUFFIX)),
-				 nm);
-			if (!has_ent(ents, n, side) &&
-			    quarantine_entry(r, dfd, nm, where))
-				fails++;
-			continue;
-		}
-		if (fstatat(dfd, nm, &objs[no].st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		objs[no].e = &ents[i];
-		if (names_is_long(nm)) {
-			objs[no].is_long = true;
-			snprintf(side, sizeof(side), "%s" NAMES_LONG_SUFFIX,
-				 nm);
-			objs[no].has_side = has_ent(ents, n, side);
-			objs[no].side_ok =
-				!walk_read_sidecar(dfd, side, objs[no].cname,
-						   sizeof(objs[no].cname));
-			if (!objs[no].side_ok)
-				objs[no].cname[0] = '\0';
-		} else {
-			snprintf(objs[no].cname, sizeof(objs[no].cname), "%s",
-				 nm);
-		}
-		no++;
-	}
-	if (pt || fctx_stopped(x))
+	no = collect(r, dfd, node, where, ents, n, objs, &fails);
+	if (fctx_stopped(x))
 		goto done;
 
-	/* the IV (spec §4.1, §4.7) */
+	/* the IV (spec §4.1, §4.7): the one most names decrypt under */
 	memcpy(target, cur, sizeof(target));
 	if (x->np->diriv) {
-		unsigned best = 0, cs = cur_ok ? score(x, cur, objs, no) : 0;
+		unsigned best = 0, cs = 0;
 		size_t bi = 0;
 
+		for (size_t i = 0; cur_ok && i < no; i++)
+			cs += fits(x, &objs[i], cur, true, plain,
+				   sizeof(plain));
 		for (size_t i = 0; i < r->nivs; i++) {
 			if (cur_ok && !memcmp(r->ivs[i], cur, sizeof(cur)))
 				continue;
-			v = score(x, r->ivs[i], objs, no);
+			v = 0;
+			for (size_t k = 0; k < no; k++)
+				v += fits(x, &objs[k], r->ivs[i], true, plain,
+					  sizeof(plain));
 			if (v > best) {
 				best = v;
 				bi = i;
 			}
 		}
 		if (best && (!cur_ok || best > cs)) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "an IV found elsewhere, "
-				 "under which %u name%s decrypt%s", best,
-				 best == 1 ? "" : "s", best == 1 ? "s" : "");
+			snprintf(whybuf, sizeof(whybuf), "an IV found "
+				 "elsewhere, under which %u name%s decrypt%s",
+				 best, best == 1 ? "" : "s",
+				 best == 1 ? "s" : "");
 			memcpy(target, r->ivs[bi], sizeof(target));
-			rc = write_diriv(r, dfd, where, target, why);
+			why = whybuf;
 		} else if (!cur_ok) {
 			if (getrandom(target, sizeof(target), 0) !=
 			    (ssize_t)sizeof(target)) {
 				rc = -EIO;
 				goto out;
 			}
-			rc = write_diriv(r, dfd, where, target,
-					 "a fresh IV: no IV found decrypts "
-					 "its names");
+			why = "a fresh IV: no IV found decrypts its names";
 		}
+		new_iv = why != NULL;
+	}
+
+	/* what stays; under a new IV only plausible names (a random name
+	 * decrypts to a valid one now and then) */
+	for (size_t i = 0; i < no; i++) {
+		fine[i] = !objs[i].parked &&
+			  fits(x, &objs[i], target, new_iv, plain,
+			       sizeof(plain));
+		if (fine[i] && sscanf(plain, FSCK_RECOVERED "%u", &v) == 1 &&
+		    v >= next)
+			next = v + 1;
+	}
+	if (new_iv) {
+		for (size_t i = 0; i < no && !fctx_stopped(x); i++)
+			if (!fine[i] && !objs[i].parked &&
+			    park_obj(r, dfd, node, where, &objs[i], &seq))
+				fails++;
+		if (fails || fctx_stopped(x))
+			goto done;
+		rc = write_diriv(r, dfd, where, target, why);
 		if (rc)
 			goto out;
 	}
 
-	/* numbering of recovered-NNNN after those already there */
-	for (size_t i = 0; i < no; i++) {
-		if (objs[i].cname[0] &&
-		    !names_decrypt(x->n, target, objs[i].cname,
-				   strlen(objs[i].cname), plain,
-				   sizeof(plain)) &&
-		    sscanf(plain, FSCK_RECOVERED "%u", &v) == 1 && v >= next)
-			next = v + 1;
-	}
-
 	for (size_t i = 0; i < no && !fctx_stopped(x); i++) {
 		struct obj *o = &objs[i];
-		char stored[NAMES_MAX_CNAME], real[NAMES_MAX_PLAIN + 1] = "";
+		char real[NAMES_MAX_PLAIN + 1] = "";
 		const char *how = NULL;
 
+		if (fine[i])
+			continue;
 		if (o->cname[0] &&
 		    !names_decrypt(x->n, target, o->cname, strlen(o->cname),
-				   plain, sizeof(plain))) {
-			if (names_store_name(x->n, o->cname, stored,
-					     sizeof(stored)) >= 0 &&
-			    !strcmp(stored, o->e->name))
-				continue; /* fine */
+				   plain, sizeof(plain)) &&
+		    (!new_iv || fo_plausible(plain, strlen(plain)))) {
 			snprintf(real, sizeof(real), "%s", plain);
-			how = "its name, stored under the wrong hash";
+			how = o->parked ? "its name" :
+				"its name, stored under the wrong hash";
 		} else if (o->cname[0]) {
 			for (size_t k = 0; k < r->nivs && !real[0]; k++) {
 				if (!memcmp(r->ivs[k], target, sizeof(target)))
@@ -670,43 +783,17 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 				}
 			}
 		}
+		if (!real[0] && stranger(r, dfd, o)) {
+			/* nothing of it is readable: not a lost file but a
+			 * stranger (or past saving) */
+			if (quarantine_entry(r, dfd, o->cur, where))
+				fails++;
+			if (o->side[0] && quarantine_entry(r, dfd, o->side,
+							   where))
+				fails++;
+			continue;
+		}
 		if (!real[0]) {
-			bool junk = false;
-
-			if (S_ISREG(o->st.st_mode))
-				junk = file_all_bad(x, o->st.st_dev,
-						    o->st.st_ino) ||
-				       (o->st.st_size > 0 &&
-					o->st.st_size < CONTENT_HEADER_LEN);
-			else if (S_ISDIR(o->st.st_mode))
-				junk = x->np->diriv &&
-				       foreign_dir(dfd, o->e->name);
-			else if (S_ISLNK(o->st.st_mode)) {
-				char t[4097], d[4097];
-				ssize_t tl = readlinkat(dfd, o->e->name, t,
-							sizeof(t) - 1);
-
-				junk = tl < 0 ||
-				       names_decrypt_symlink(x->n, t,
-							     (size_t)tl, d,
-							     sizeof(d));
-			}
-			if (junk) {
-				/* nothing of it is readable: not a lost
-				 * file but a stranger (or past saving) */
-				if (quarantine_entry(r, dfd, o->e->name,
-						     where))
-					fails++;
-				if (o->has_side) {
-					snprintf(side, sizeof(side),
-						 "%s" NAMES_LONG_SUFFIX,
-						 o->e->name);
-					if (quarantine_entry(r, dfd, side,
-							     where))
-						fails++;
-				}
-				continue;
-			}
 			snprintf(real, sizeof(real), FSCK_RECOVERED "%04u",
 				 next++);
 			how = o->is_long && !o->side_ok ?
@@ -725,6 +812,7 @@ done:
 out:
 	walk_free_ents(ents, n);
 	free(objs);
+	free(fine);
 	free(where);
 	return rc;
 }
@@ -1037,7 +1125,7 @@ static bool name_kind(enum fp_kind k)
 {
 	return k == FP_DIRIV || k == FP_NAME || k == FP_NOSIDECAR ||
 	       k == FP_SIDECAR || k == FP_HASH || k == FP_ORPHAN ||
-	       k == FP_RMDIR || k == FP_TEMP;
+	       k == FP_RMDIR || k == FP_TEMP || k == FP_PARKED;
 }
 
 static int node_depth_cmp(const void *a, const void *b)

@@ -173,12 +173,17 @@ char *fo_object(const char *what, const struct fnode *dir, const char *cname,
 	char *cp = fnode_path(dir, cname, false), *s = NULL;
 	/* an entry whose name is unknown: show the directory it is in */
 	char *pp = fnode_path(dir, cname && pname ? pname : NULL, true);
-	char qc[1024], qp[1024];
+	char *qc = NULL, *qp = NULL;
 
 	if (!cp || !pp)
 		goto out;
-	fo_quote(qc, sizeof(qc), cp);
-	fo_quote(qp, sizeof(qp), pp);
+	/* whole paths, however deep: quoting at most quadruples a byte */
+	qc = malloc(4 * strlen(cp) + 8);
+	qp = malloc(4 * strlen(pp) + 8);
+	if (!qc || !qp)
+		goto out;
+	fo_quote(qc, 4 * strlen(cp) + 8, cp);
+	fo_quote(qp, 4 * strlen(pp) + 8, pp);
 	if (asprintf(&s, unnamed ? "%s in dir %s (ciphertext %s)"
 				 : "%s %s (ciphertext %s)",
 		     what, qp, qc) < 0)
@@ -186,6 +191,8 @@ char *fo_object(const char *what, const struct fnode *dir, const char *cname,
 out:
 	free(cp);
 	free(pp);
+	free(qc);
+	free(qp);
 	return s;
 }
 

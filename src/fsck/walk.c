@@ -369,12 +369,22 @@ static void check_names(struct fctx *x, struct frame *f)
 				      "-repair");
 			continue;
 		}
+		if (has_prefix(nm, FSCK_PARK_PREFIX)) {
+			/* a user's object: named again by the next -repair */
+			entry_problem(x, f, FP_PARKED, nm, NULL, "%s",
+				      "parked by an interrupted veilfs "
+				      "-repair");
+			continue;
+		}
 		if (names_is_sidecar(nm)) {
 			size_t bl = strlen(nm) - strlen(NAMES_LONG_SUFFIX);
+			char parked[NAME_MAX + 32];
 
 			e->skip = true;
 			snprintf(side, sizeof(side), "%.*s", (int)bl, nm);
-			if (!has_ent(f, side))
+			snprintf(parked, sizeof(parked), FSCK_PARK_PREFIX "%s",
+				 side);
+			if (!has_ent(f, side) && !has_ent(f, parked))
 				entry_problem(x, f, FP_ORPHAN, nm, NULL, "%s",
 					      "long-name .name file without "
 					      "its entry");

@@ -1,0 +1,520 @@
+# SPDX-License-Identifier: MIT
+"""veilfs -fsck as a program: the experiments/fsck.out vector case, -q,
+the progress line (on a terminal only), SIGINT ("fsck: aborted", 11, also
+compared with gocryptfs), -repair-truncate, -quarantine, usage errors,
+-repair interrupted by kill -9 or SIGINT at every step (the rerun repairs,
+nothing is lost), large files cut into segments with holes, a
+30,000-level tree under a small open-file limit, and hostile objects
+(FIFOs, device nodes, symlinks where directories and sidecars were) that
+must neither hang nor redirect the walk."""
+
+import os
+import re
+import resource
+import signal
+import subprocess
+import time
+
+import pytest
+
+import fsck_util as fu
+import util
+from conftest import require_fuse, require_gocryptfs
+from test_fsck import (NONE, ONE, d_block, d_diriv_deleted, d_last_fragment,
+                       d_no_sidecar, d_orphan_sidecar, d_rmdir_leftover,
+                       d_symlink, d_xattr_value, read)
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory):
+    require_fuse()
+    require_gocryptfs()
+    tmp = str(tmp_path_factory.mktemp("fsck-run-bases"))
+    pw = util.write_passfile(os.path.join(tmp, "password"))
+    cache = {}
+
+    def get(creator="veilfs", variant="gcm"):
+        if (creator, variant) not in cache:
+            binary = util.VEILFS_BIN if creator == "veilfs" else \
+                util.GOCRYPTFS_BIN
+            cache[creator, variant] = fu.build(tmp, variant, binary, pw)
+        return cache[creator, variant]
+    return get
+
+
+def popen_fsck(cd, *extra, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.Popen(
+        util.cmd_prefix(util.VEILFS_BIN) +
+        [util.VEILFS_BIN, "-fsck", "-passfile", cd.passfile, *extra,
+         cd.path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=e)
+
+
+def wait_for(stream, text, timeout):
+    """Read stream (a pipe) until text appears; returns what was read."""
+    buf = b""
+    os.set_blocking(stream.fileno(), False)
+    deadline = time.monotonic() + timeout * util.SLOW
+    while text.encode() not in buf:
+        if time.monotonic() > deadline:
+            raise AssertionError("no %r in %r" % (text, buf))
+        try:
+            chunk = stream.read()
+        except BlockingIOError:
+            chunk = None
+        if chunk:
+            buf += chunk
+        else:
+            time.sleep(0.01)
+    return buf
+
+
+# --- the vector ----------------------------------------------------------------
+
+def test_fsck_out_vector(vectors, gocryptfs, tmp_path):
+    """experiments/fsck.out: a copy of vectors/gcm with one flipped bit
+    in 4096.bin and an undecryptable name: 2 corrupt files, exit 26."""
+    with open(os.path.join(vectors, "experiments", "fsck.out")) as f:
+        ref = f.read()
+    want_sum = fu.summary(ref)
+    want_rc = int(re.search(r"^exit code (\d+)$", ref, re.M).group(1))
+    cdir = str(tmp_path / "cipher")
+    subprocess.run(["cp", "-a", os.path.join(vectors, "gcm", "cipher"), cdir],
+                   check=True)
+    pw = os.path.join(vectors, "gcm", "password.txt")
+    # 4096.bin is Rm7NZy6y3XjD3ete5TJajw (vectors/gcm/vectors.txt)
+    fu.flip(os.path.join(cdir, "Rm7NZy6y3XjD3ete5TJajw"), 18 + 16 + 100,
+            0x01)
+    util.write_file(os.path.join(cdir, "garbage_name"), b"garbage\n")
+    v = fu.vfsck(cdir, pw)
+    g = fu.gfsck(cdir, pw)
+    assert fu.summary(v.out) == want_sum == fu.summary(g.out)
+    assert v.returncode == want_rc == g.returncode == 26
+    lines = fu.problems(v.out)
+    assert 'fsck: entry in dir "/" (ciphertext "garbage_name"): name does ' \
+           'not decrypt' in lines
+    assert 'fsck: file "/4096.bin" (ciphertext "Rm7NZy6y3XjD3ete5TJajw"): ' \
+           'corrupt block 0 of 1' in lines
+    r = fu.vfsck(cdir, pw, "-repair")
+    assert r.returncode == 0, r.out
+    assert fu.summary(fu.vfsck(cdir, pw).out) == NONE
+    assert fu.summary(fu.gfsck(cdir, pw).out) == NONE
+
+
+# --- output ------------------------------------------------------------------
+
+def test_quiet_prints_problems_and_summary(bases, tmp_path):
+    cd = bases().copy(str(tmp_path / "c"))
+    d_diriv_deleted(cd)
+    os.truncate(cd.b("empty"), 18)  # a note: not shown with -q
+    v = fu.vfsck(cd, "-q")
+    assert v.returncode == 26
+    assert v.out.splitlines() == [
+        'fsck: dir "/sub" (ciphertext "%s"): gocryptfs.diriv is missing: no '
+        'name in it can be decrypted' % cd.names["sub"], ONE]
+    assert v.err == ""
+    loud = fu.vfsck(cd)
+    assert any(line.startswith("fsck: note: ") for line in
+               loud.out.splitlines())
+    assert "\r" not in loud.err  # no progress off a terminal
+
+
+def test_progress_line_on_terminal_and_sigint(bases, tmp_path):
+    """On a terminal: one progress line redrawn in place on stderr; SIGINT
+    while it runs: "fsck: aborted", exit 11."""
+    import pty
+    import select
+    cd = bases().copy(str(tmp_path / "c"))
+    master, slave = pty.openpty()
+    e = dict(os.environ, VEILFS_FSCK_TEST="pause=1")
+    p = subprocess.Popen([util.VEILFS_BIN, "-fsck", "-passfile", cd.passfile,
+                          cd.path], stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave, env=e)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 30 * util.SLOW
+        while not re.search(rb"\rfsck: \d+ dirs, \d+ files, .* so far",
+                            out):
+            assert time.monotonic() < deadline, out
+            r, _, _ = select.select([master], [], [], 0.1)
+            if r:
+                out += os.read(master, 4096)
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=30 * util.SLOW)
+        try:
+            while select.select([master], [], [], 0.2)[0]:
+                chunk = os.read(master, 4096)
+                if not chunk:
+                    break
+                out += chunk
+        except OSError:
+            pass
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    assert rc == 11, out
+    assert b"fsck: aborted" in out
+    assert b"fsck summary" not in out
+
+
+def test_sigint_aborts_like_gocryptfs(bases, tmp_path):
+    cd = bases().copy(str(tmp_path / "c"))
+    p = popen_fsck(cd, env={"VEILFS_FSCK_TEST": "pause=2"})
+    try:
+        wait_for(p.stderr, "fsck: test pause", 60)
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=60 * util.SLOW)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 11
+    assert out.decode().splitlines()[-1] == "fsck: aborted"
+    # gocryptfs on a tree large enough to be stopped while it reads: a
+    # file of all-zero blocks (valid holes, but stored) of 256 MiB, more
+    # if it finished before the signal
+    g = cd.copy(str(tmp_path / "g"))
+    hdr = read(g.b("big.bin"))[:18]
+    for size in (256, 1024):
+        with open(g.b("big.bin"), "wb") as f:
+            f.write(hdr)
+            z = bytes(fu.CBS["gcm"] * 256)
+            for _ in range(size * 1024 * 1024 // len(z)):
+                f.write(z)
+        gp = subprocess.Popen([util.GOCRYPTFS_BIN, "-fsck", "-passfile",
+                               g.passfile, g.path], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
+        try:
+            wait_for(gp.stdout, "Decrypting master key", 60)
+            time.sleep(0.3)
+            gp.send_signal(signal.SIGINT)
+            gout, _ = gp.communicate(timeout=120)
+        finally:
+            if gp.poll() is None:
+                gp.kill()
+                gp.wait()
+        if gp.returncode != 0:
+            break
+    assert gp.returncode == 11, gout
+    assert b"fsck: aborted" in gout
+
+
+# --- repair options --------------------------------------------------------------
+
+def test_repair_truncate(bases, tmp_path, mounter):
+    cd = bases().copy(str(tmp_path / "c"))
+    d_block(cd)  # big.bin: block 1 of 5
+    fu.flip(cd.b("multi.bin"), fu.block_off(cd, 0))  # multi.bin: block 0
+    r = fu.vfsck(cd, "-repair-truncate")
+    assert r.returncode == 0, r.out
+    assert fu.summary(fu.vfsck(cd).out) == NONE
+    m = mounter.mount(cd.path, args=["-passfile", cd.passfile])
+    with open(m.p("big.bin"), "rb") as f:
+        assert f.read() == cd.plain["big.bin"][:4096]
+    assert os.path.getsize(m.p("multi.bin")) == 0
+    with open(m.p("sub/f2"), "rb") as f:
+        assert f.read() == cd.plain["sub/f2"]
+
+
+def test_quarantine_dir_option(bases, tmp_path):
+    cd = bases().copy(str(tmp_path / "c"))
+    d_block(cd)
+    inside = os.path.join(cd.path, "q")
+    v = fu.vfsck(cd, "-repair", "-quarantine", inside)
+    assert v.returncode == 11 and "inside CIPHERDIR" in v.err, v.err
+    assert fu.summary(fu.vfsck(cd).out) == ONE  # nothing was changed
+    qtop = str(tmp_path / "myq")
+    r = fu.vfsck(cd, "-repair", "-quarantine", qtop)
+    assert r.returncode == 0, r.out + r.err
+    q = fu.quarantine_of(r.out)
+    assert os.path.dirname(q) == qtop
+    with open(os.path.join(q, "report.txt")) as f:
+        report = f.read()
+    assert "big.bin" in report and "0001-" in report
+    # a second repair of a clean tree makes no quarantine at all
+    r2 = fu.vfsck(cd, "-repair")
+    assert r2.returncode == 0 and "repair summary" not in r2.out
+    assert os.listdir(qtop) == [os.path.basename(q)]
+
+
+@pytest.mark.parametrize("args,code,msg", [
+    (["-quarantine", "/tmp/x"], 1, "-quarantine needs -repair"),
+    (["-reverse"], 1, "not supported with -reverse"),
+])
+def test_usage_errors(bases, tmp_path, args, code, msg):
+    cd = bases()
+    v = fu.vfsck(cd, *args)
+    assert v.returncode == code and msg in v.err, v.err
+
+
+def test_errors_before_the_walk(bases, tmp_path):
+    cd = bases()
+    v = fu.run([util.VEILFS_BIN, "-fsck", "-passfile", cd.passfile,
+                str(tmp_path / "nope")])
+    assert v.returncode == 6
+    bad = util.write_passfile(str(tmp_path / "bad"), "wrong")
+    v = fu.run([util.VEILFS_BIN, "-fsck", "-passfile", bad, cd.path])
+    assert v.returncode == 12 and "Password incorrect" in v.err
+    g = fu.run([util.GOCRYPTFS_BIN, "-fsck", "-passfile", bad, cd.path])
+    assert g.returncode == 12
+
+
+# --- interrupted repairs ---------------------------------------------------------
+
+COMBINED = (d_block, d_last_fragment, d_orphan_sidecar, d_no_sidecar,
+            d_diriv_deleted, d_rmdir_leftover, d_symlink, d_xattr_value)
+
+
+def combined(base, dst):
+    cd = base.copy(dst)
+    fixes, saved = [], {}
+    for dmg in COMBINED:
+        d = dmg(cd)
+        if "fix" in d:
+            fixes.append(d["fix"])
+        for p in d.get("saved", []):
+            saved[p[len(cd.path):]] = read(p)
+    want = fu.expected(cd)
+    for f in fixes:
+        f(want)
+    return cd, want, saved
+
+
+def all_quarantined(cd):
+    top = cd.path + ".veilfs-quarantine"
+    kept = []
+    for run in os.listdir(top):
+        kept += fu.quarantine_files(os.path.join(top, run)).values()
+    return kept
+
+
+def veilfs_tree(mounter, cd):
+    m = mounter.mount(cd.path, args=["-passfile", cd.passfile])
+    t = fu.read_tree(m.mnt)
+    t["xattrs"] = {}
+    for rel, name, _ in fu.XATTRS:
+        try:
+            t["xattrs"][rel] = os.getxattr(m.p(rel), name)
+        except OSError:
+            t["xattrs"][rel] = None
+    mounter.unmount(m)
+    return t
+
+
+@pytest.mark.parametrize("how", ["kill", "int"])
+def test_repair_interrupted_at_every_step(bases, tmp_path, mounter, how):
+    """kill -9 (or SIGINT) before each state-changing step of -repair:
+    the rerun repairs the rest, the result equals an uninterrupted repair
+    and every original is in a quarantine."""
+    base = bases()
+    ref, want, _ = combined(base, str(tmp_path / "ref"))
+    r = fu.vfsck(ref, "-repair")
+    assert r.returncode == 0, r.out
+    assert fu.canonical(veilfs_tree(mounter, ref)) == fu.canonical(want)
+    steps = 0
+    n = 1
+    while True:
+        cd, _, saved = combined(base, str(tmp_path / ("s%d" % n)))
+        p = fu.vfsck(cd, "-repair",
+                     env={"VEILFS_FSCK_TEST": "%s=%d" % (how, n)})
+        if p.returncode == 0:
+            break  # fewer steps than n: done
+        steps += 1
+        if how == "kill":
+            assert p.returncode == -signal.SIGKILL, p.out + p.err
+        else:
+            assert p.returncode == 11, p.out + p.err
+            assert p.out.splitlines()[-2:][-1].startswith("fsck: ") and \
+                "fsck: aborted" in p.out
+        again = fu.vfsck(cd, "-repair")
+        assert again.returncode == 0, "after step %d:\n%s%s" % (
+            n, again.out, again.err)
+        check = fu.vfsck(cd)
+        assert fu.summary(check.out) == NONE, "after step %d:\n%s" % (
+            n, check.out)
+        assert fu.canonical(veilfs_tree(mounter, cd)) == \
+            fu.canonical(want), "after step %d" % n
+        kept = all_quarantined(cd)
+        for path, data in saved.items():
+            assert data in kept, "after step %d: %s lost" % (n, path)
+        subprocess.run(["rm", "-rf", cd.path, cd.path +
+                        ".veilfs-quarantine"], check=True)
+        n += 1
+        if how == "int":
+            n += 2  # every third step is enough for SIGINT
+    # the combined damage takes over 20 steps to repair
+    assert steps >= (20 if how == "kill" else 7), "only %d steps" % steps
+
+
+# --- large files ---------------------------------------------------------------
+
+def test_segments_and_holes(mounter, tmp_path):
+    """A file cut into segments (here of 16 blocks) that checkers take in
+    parallel, with holes that are skipped: exactly the bad blocks are
+    reported and repaired."""
+    cdir = mounter.init(["-gcm"])
+    m = mounter.mount(cdir)
+    size = 600 * 4096 + 123
+    data = bytearray(util.rand_bytes(size, 11))
+    with open(m.p("big"), "wb") as f:
+        f.write(data[:100 * 4096])
+        f.seek(300 * 4096)  # blocks 100..299: a hole
+        f.write(data[300 * 4096:])
+    data[100 * 4096:300 * 4096] = bytes(200 * 4096)
+    mounter.unmount(m)
+    back = util.only_backing_file(cdir)
+    st = os.stat(back)
+    assert st.st_blocks * 512 < st.st_size - 100 * 4096  # really sparse
+    bad = [3, 16, 17, 40, 99, 350, 599, 600]
+    cd = fu.Cipherdir(cdir, "gcm", util.VEILFS_BIN, {}, {}, mounter.passfile)
+    for b in bad:
+        fu.flip(back, fu.block_off(cd, b, 5))
+    v = fu.vfsck(cd, env={"VEILFS_FSCK_TEST": "seg=16"})
+    assert v.returncode == 26
+    assert fu.problems(v.out) == [
+        'fsck: file "/big" (ciphertext "%s"): corrupt blocks 3, 16-17, 40, '
+        '99, 350, 599-600 of 601' % os.path.basename(back)]
+    r = fu.vfsck(cd, "-repair", env={"VEILFS_FSCK_TEST": "seg=16"})
+    assert r.returncode == 0, r.out
+    assert fu.summary(fu.vfsck(cd).out) == NONE
+    for b in bad:
+        data[4096 * b:4096 * (b + 1)] = bytes(len(data[4096 * b:
+                                                       4096 * (b + 1)]))
+    m = mounter.mount(cdir)
+    with open(m.p("big"), "rb") as f:
+        assert f.read() == bytes(data)
+
+
+# --- hostile trees -----------------------------------------------------------------
+
+DEPTH = 30000
+
+
+def test_deep_tree_bounded_fds(mounter, tmp_path):
+    """30,000 nested directories under an open-file limit of 256: checked
+    (and a damaged file at the bottom found and repaired) without running
+    out of fds or stack. On a tmpfs: deleting such a tree from a disk
+    takes long."""
+    with util.tmpfs(tmp_path, "400m") as t:
+        deep_tree(mounter, os.path.join(t, "cipher"))
+
+
+def deep_tree(mounter, cdir):
+    mounter.init(["-gcm"], cipherdir=cdir)
+    m = mounter.mount(cdir)
+    os.mkdir(m.p("d"))
+    os.mkdir(m.p("d", "d"))
+    util.write_file(m.p("d", "f"), b"at the bottom\n")
+    mounter.unmount(m)
+    a = [n for n in util.backing_entries(cdir)][0]
+    inner = [n for n in os.listdir(os.path.join(cdir, a))
+             if n != "gocryptfs.diriv"]
+    fname = [n for n in inner if os.path.isfile(os.path.join(cdir, a, n))][0]
+    dname = [n for n in inner if n != fname][0]
+    with open(os.path.join(cdir, a, "gocryptfs.diriv"), "rb") as f:
+        iv = f.read()
+    with open(os.path.join(cdir, a, fname), "rb") as f:
+        fdata = f.read()
+    os.unlink(os.path.join(cdir, a, fname))
+    # every level below a uses a's IV, so the name "d" is the same
+    div = os.path.join(cdir, a, dname, "gocryptfs.diriv")
+    os.chmod(div, 0o644)
+    with open(div, "wb") as f:
+        f.write(iv)
+    fd = os.open(os.path.join(cdir, a, dname), os.O_RDONLY)
+    try:
+        for _ in range(DEPTH):
+            os.mkdir(dname, dir_fd=fd)
+            nfd = os.open(dname, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+            w = os.open("gocryptfs.diriv", os.O_WRONLY | os.O_CREAT, 0o444,
+                        dir_fd=fd)
+            os.write(w, iv)
+            os.close(w)
+        w = os.open(fname, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(w, fdata[:40] + bytes([fdata[40] ^ 1]) + fdata[41:])
+        os.close(w)
+    finally:
+        os.close(fd)
+    cd = fu.Cipherdir(cdir, "gcm", util.VEILFS_BIN, {}, {}, mounter.passfile)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    v = fu.vfsck(cd, preexec_fn=limit, timeout=300)
+    assert v.returncode == 26, v.out[-2000:] + v.err[-2000:]
+    lines = fu.problems(v.out)
+    assert len(lines) == 1 and lines[0].startswith(
+        'fsck: file "/d' + "/d" * (DEPTH + 1) + '/f" (ciphertext "')
+    assert lines[0].endswith("): corrupt block 0 of 1")
+    r = fu.vfsck(cd, "-repair", preexec_fn=limit, timeout=300)
+    assert r.returncode == 0, r.out[-2000:] + r.err[-2000:]
+    v = fu.vfsck(cd, preexec_fn=limit, timeout=300)
+    assert fu.summary(v.out) == NONE and v.returncode == 0
+
+
+def test_hostile_objects(mounter, tmp_path):
+    """FIFOs and device nodes (with valid names, and where a diriv and a
+    .name file should be) and a symlink where a directory was: the check
+    neither hangs nor follows anything, and -repair copes."""
+    cdir = mounter.init(["-gcm"])
+    m = mounter.mount(cdir)
+    os.mkfifo(m.p("fifo"))
+    os.mknod(m.p("null"), 0o600 | 0o020000, os.makedev(1, 3))
+    os.mkdir(m.p("sub"))
+    util.write_file(m.p("sub", "x"), b"x\n")
+    os.mkdir(m.p("dir"))
+    util.write_file(m.p("dir", "inner"), b"inner\n")
+    util.write_file(m.p("L" * 200), b"long\n")
+    mounter.unmount(m)
+    names = {}
+    for n in util.backing_entries(cdir):
+        p = os.path.join(cdir, n)
+        st = os.lstat(p)
+        if n.endswith(".name"):
+            names["side"] = n
+        elif n.startswith("gocryptfs.longname."):
+            names["long"] = n
+        elif os.path.isdir(p):
+            names.setdefault("dirs", []).append(n)
+    def holds_x(d):
+        # sub holds "x\n": 18 + 2 + 32 bytes of ciphertext
+        return any(os.path.getsize(os.path.join(cdir, d, n)) == 52
+                   for n in os.listdir(os.path.join(cdir, d))
+                   if n != "gocryptfs.diriv")
+    sub = [d for d in names["dirs"] if holds_x(d)][0]
+    # sub's diriv is a FIFO, the long name's sidecar is a FIFO, and one
+    # directory is a symlink to / now
+    os.unlink(os.path.join(cdir, sub, "gocryptfs.diriv"))
+    os.mkfifo(os.path.join(cdir, sub, "gocryptfs.diriv"))
+    os.unlink(os.path.join(cdir, names["side"]))
+    os.mkfifo(os.path.join(cdir, names["side"]))
+    other = [d for d in names["dirs"] if d != sub][0]
+    subprocess.run(["rm", "-rf", os.path.join(cdir, other)], check=True)
+    os.symlink("/", os.path.join(cdir, other))
+    cd = fu.Cipherdir(cdir, "gcm", util.VEILFS_BIN, {}, {}, mounter.passfile)
+    v = fu.vfsck(cd, timeout=60)
+    assert v.returncode == 26
+    out = "\n".join(fu.problems(v.out))
+    assert "gocryptfs.diriv is not a regular file" in out
+    assert "its .name file is not a regular file" in out
+    assert 'symlink "/dir"' in out and "target does not decrypt" in out
+    assert "/etc" not in v.out and "/proc" not in v.out
+    assert fu.summary(v.out) == "fsck summary: 3 corrupt files, 0 files " \
+                                "skipped"
+    r = fu.vfsck(cd, "-repair", timeout=60)
+    assert r.returncode == 0, r.out + r.err
+    v = fu.vfsck(cd, timeout=60)
+    assert fu.summary(v.out) == NONE, v.out
+    m = mounter.mount(cdir)
+    got = sorted(os.listdir(m.mnt))
+    assert "fifo" in got and "null" in got and "sub" in got
+    assert any(n.startswith("recovered-") for n in got)  # the long name
+    assert os.listdir(m.p("sub")) == ["recovered-0001"]
+    with open(m.p("sub", "recovered-0001"), "rb") as f:
+        assert f.read() == b"x\n"
