@@ -11,6 +11,7 @@ import stat
 import subprocess
 
 import util
+from test_reliability_tamper import flip as tamper_flip
 
 CBS = {"gcm": 4128, "aessiv": 4128, "xchacha": 4136,
        "plaintextnames": 4128, "deterministic-names": 4128}
@@ -41,6 +42,21 @@ TREE = [
 ]
 XATTRS = [("a.txt", "user.foo", b"bar"), ("sub", "user.dirattr", b"dv")]
 SPARSE = ("sparse", 100000, b"end\n")  # a hole, then data
+
+
+def make_bases(tmp_path_factory, stem):
+    """get(creator, variant): a base Cipherdir built once per module."""
+    tmp = str(tmp_path_factory.mktemp(stem))
+    pw = util.write_passfile(os.path.join(tmp, "password"))
+    cache = {}
+
+    def get(creator="veilfs", variant="gcm"):
+        if (creator, variant) not in cache:
+            binary = util.VEILFS_BIN if creator == "veilfs" else \
+                util.GOCRYPTFS_BIN
+            cache[creator, variant] = build(tmp, variant, binary, pw)
+        return cache[creator, variant]
+    return get
 
 
 class Cipherdir:
@@ -123,11 +139,7 @@ def build(tmp, variant, creator, passfile):
 # --- damage ----------------------------------------------------------------
 
 def flip(path, off, mask=0x40):
-    with open(path, "r+b") as f:
-        f.seek(off)
-        b = f.read(1)
-        f.seek(off)
-        f.write(bytes([b[0] ^ mask]))
+    tamper_flip(path, off, mask)
 
 
 def block_off(cd, n, inner=1000):

@@ -31,18 +31,7 @@ def bases(tmp_path_factory):
     """Base cipherdirs, built once per (creator, variant)."""
     require_fuse()
     require_gocryptfs()
-    tmp = str(tmp_path_factory.mktemp("fsck-bases"))
-    pw = util.write_passfile(os.path.join(tmp, "password"))
-    cache = {}
-
-    def get(creator, variant):
-        key = (creator, variant)
-        if key not in cache:
-            binary = util.VEILFS_BIN if creator == "veilfs" else \
-                util.GOCRYPTFS_BIN
-            cache[key] = fu.build(tmp, variant, binary, pw)
-        return cache[key]
-    return get
+    return fu.make_bases(tmp_path_factory, "fsck-bases")
 
 
 def read(p):

@@ -27,19 +27,10 @@ from test_fsck import (NONE, ONE, d_block, d_diriv_deleted, d_last_fragment,
 
 @pytest.fixture(scope="module")
 def bases(tmp_path_factory):
+    """Base cipherdirs, built once per (creator, variant)."""
     require_fuse()
     require_gocryptfs()
-    tmp = str(tmp_path_factory.mktemp("fsck-run-bases"))
-    pw = util.write_passfile(os.path.join(tmp, "password"))
-    cache = {}
-
-    def get(creator="veilfs", variant="gcm"):
-        if (creator, variant) not in cache:
-            binary = util.VEILFS_BIN if creator == "veilfs" else \
-                util.GOCRYPTFS_BIN
-            cache[creator, variant] = fu.build(tmp, variant, binary, pw)
-        return cache[creator, variant]
-    return get
+    return fu.make_bases(tmp_path_factory, "fsck-run-bases")
 
 
 def popen_fsck(cd, *extra, env=None):
@@ -475,7 +466,6 @@ def test_hostile_objects(mounter, tmp_path):
     names = {}
     for n in util.backing_entries(cdir):
         p = os.path.join(cdir, n)
-        st = os.lstat(p)
         if n.endswith(".name"):
             names["side"] = n
         elif n.startswith("gocryptfs.longname."):
