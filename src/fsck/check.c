@@ -380,7 +380,8 @@ static void finish_file(struct fctx *x, struct ffile *f)
 			  f->ino, "file");
 	if (f->hdr == HDR_OK && !f->nbad && !f->rerr)
 		goto out;
-	qsort(f->bad, f->nbad, sizeof(*f->bad), cmp_u64);
+	if (f->nbad)
+		qsort(f->bad, f->nbad, sizeof(*f->bad), cmp_u64);
 	if (f->hdr == HDR_OK && f->nbad)
 		recheck_header(x, f);
 	p = fproblem_new(FP_CONTENT, f->dir, f->cname, f->pname);

@@ -182,7 +182,8 @@ void fo_blocks(char *buf, size_t cap, const uint64_t *b, size_t n);
  * line first. */
 void fo_line(struct fctx *x, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void fo_vline(struct fctx *x, const char *fmt, va_list ap);
+void fo_vline(struct fctx *x, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* "file \"/a\" (ciphertext \"X\")" for an object (what: "file", "dir",
  * ...), the plaintext path shown when known. malloc'ed or NULL. */
 char *fo_object(const char *what, const struct fnode *dir, const char *cname,

@@ -40,6 +40,8 @@
 #define XBUF 65536
 #define RENAME_TRIES 1000
 #define CHUNK_FOR_REPAIR 1 /* check_blocks buffers: one block */
+#define SAMPLE 64
+#define FULL_SEARCH (1u << 20) /* name decryptions */
 
 struct rctx {
 	struct fctx *x;
@@ -653,8 +655,8 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 	struct fctx *x = r->x;
 	struct fdent *ents = NULL;
 	struct obj *objs = NULL;
-	bool *fine = NULL;
-	size_t n = 0, no = 0, len;
+	bool *fine = NULL, *short_ok = NULL, full_search;
+	size_t n = 0, no = 0, len, unfit = 0;
 	uint8_t cur[NAMES_DIRIV_LEN], target[NAMES_DIRIV_LEN];
 	char plain[NAMES_MAX_PLAIN + 1], *where;
 	bool cur_ok = false, new_iv = false;
@@ -681,7 +683,8 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 		goto out;
 	objs = calloc(n ? n : 1, sizeof(*objs));
 	fine = calloc(n ? n : 1, sizeof(*fine));
-	if (!objs || !fine) {
+	short_ok = calloc(r->nivs ? r->nivs : 1, sizeof(*short_ok));
+	if (!objs || !fine || !short_ok) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -702,8 +705,26 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 		for (size_t i = 0; cur_ok && i < no; i++)
 			cs += fits(x, &objs[i], cur, true, plain,
 				   sizeof(plain));
+		/* candidates that fit one of a sample of names: every
+		 * diriv of a large cipherdir against every name of a large
+		 * directory would take long */
 		for (size_t i = 0; i < r->nivs; i++) {
+			size_t tried = 0;
+
+			short_ok[i] = false;
 			if (cur_ok && !memcmp(r->ivs[i], cur, sizeof(cur)))
+				continue;
+			for (size_t k = 0; k < no && tried < SAMPLE &&
+					   !short_ok[i]; k++) {
+				if (!objs[k].cname[0])
+					continue;
+				tried++;
+				short_ok[i] = fits(x, &objs[k], r->ivs[i], true,
+						   plain, sizeof(plain));
+			}
+		}
+		for (size_t i = 0; i < r->nivs; i++) {
+			if (!short_ok[i])
 				continue;
 			v = 0;
 			for (size_t k = 0; k < no; k++)
@@ -741,7 +762,10 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 		if (fine[i] && sscanf(plain, FSCK_RECOVERED "%u", &v) == 1 &&
 		    v >= next)
 			next = v + 1;
+		unfit += !fine[i];
 	}
+	/* every candidate for every entry left, unless that is a lot */
+	full_search = unfit * r->nivs <= FULL_SEARCH;
 	if (new_iv) {
 		for (size_t i = 0; i < no && !fctx_stopped(x); i++)
 			if (!fine[i] && !objs[i].parked &&
@@ -770,7 +794,8 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 				"its name, stored under the wrong hash";
 		} else if (o->cname[0]) {
 			for (size_t k = 0; k < r->nivs && !real[0]; k++) {
-				if (!memcmp(r->ivs[k], target, sizeof(target)))
+				if (!memcmp(r->ivs[k], target, sizeof(target)) ||
+				    (!short_ok[k] && !full_search))
 					continue;
 				if (!names_decrypt(x->n, r->ivs[k], o->cname,
 						   strlen(o->cname), plain,
@@ -813,6 +838,7 @@ out:
 	walk_free_ents(ents, n);
 	free(objs);
 	free(fine);
+	free(short_ok);
 	free(where);
 	return rc;
 }
@@ -1170,7 +1196,8 @@ int repair_all(struct fctx *x, struct fsck_result *res)
 		static const uint8_t zero[NAMES_DIRIV_LEN];
 
 		fctx_add_iv(x, zero);
-		qsort(x->ivs, x->nivs, sizeof(*x->ivs), iv_cmp);
+		if (x->nivs)
+			qsort(x->ivs, x->nivs, sizeof(*x->ivs), iv_cmp);
 		for (size_t i = 0; i < x->nivs; i++)
 			if (!i || memcmp(x->ivs[i], x->ivs[r.nivs - 1],
 					 NAMES_DIRIV_LEN))
@@ -1188,7 +1215,8 @@ int repair_all(struct fctx *x, struct fsck_result *res)
 		goto out;
 
 	/* names, deepest directories first */
-	qsort(dirs, ndirs, sizeof(*dirs), node_depth_cmp);
+	if (ndirs)
+		qsort(dirs, ndirs, sizeof(*dirs), node_depth_cmp);
 	for (size_t i = 0; i < ndirs && !fctx_stopped(x); i++) {
 		if (repair_dir(&r, dirs[i]))
 			continue;

@@ -240,7 +240,8 @@ int walk_list_dir(int fd, struct fdent **out, size_t *nout)
 		rc = -errno;
 		goto fail;
 	}
-	qsort(e, n, sizeof(*e), dent_cmp);
+	if (n)
+		qsort(e, n, sizeof(*e), dent_cmp);
 	*out = e;
 	*nout = n;
 	return 0;
@@ -253,6 +254,8 @@ static bool has_ent(const struct frame *f, const char *name)
 {
 	struct fdent key = { .name = (char *)(uintptr_t)name };
 
+	if (!f->n)
+		return false;
 	return bsearch(&key, f->ents, f->n, sizeof(key), dent_cmp) != NULL;
 }
 
@@ -306,6 +309,8 @@ static void diriv_problem(struct fctx *x, struct frame *f, int rc, size_t len)
 		     "decrypted", why);
 }
 
+static void note(struct fctx *x, struct frame *f, const char *cname,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void note(struct fctx *x, struct frame *f, const char *cname,
 		 const char *fmt, ...)
 {

@@ -176,6 +176,9 @@ def run(argv, env=None, timeout=120, preexec_fn=None):
                        env=e, preexec_fn=preexec_fn)
     p.out = p.stdout.decode(errors="replace")
     p.err = p.stderr.decode(errors="replace")
+    bad = util.suspicious_lines(p.err)
+    assert not bad, "suspicious output of %s:\n%s" % (util.quote(argv),
+                                                     "\n".join(bad))
     return p
 
 
