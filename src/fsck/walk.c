@@ -59,9 +59,16 @@ static int read_small(int dfd, const char *name, void *buf, size_t cap,
 {
 	struct stat st;
 	ssize_t n;
-	int fd = walk_openat(dfd, name, O_RDONLY), rc = 0;
+	int fd, rc = 0;
 
 	*len = 0;
+	/* not even opened unless it is a regular file (a device node may
+	 * act on open); checked again on the fd */
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = walk_openat(dfd, name, O_RDONLY);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st)) {

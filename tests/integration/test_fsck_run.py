@@ -88,6 +88,11 @@ def test_fsck_out_vector(vectors, gocryptfs, tmp_path):
            'not decrypt' in lines
     assert 'fsck: file "/4096.bin" (ciphertext "Rm7NZy6y3XjD3ete5TJajw"): ' \
            'corrupt block 0 of 1' in lines
+    # the same with the master key instead of the config and password
+    with open(os.path.join(vectors, "gcm", "masterkey.hex")) as f:
+        key = f.read().strip()
+    k = fu.run([util.VEILFS_BIN, "-fsck", "-masterkey", key, cdir])
+    assert fu.summary(k.out) == want_sum and k.returncode == 26
     r = fu.vfsck(cdir, pw, "-repair")
     assert r.returncode == 0, r.out
     assert fu.summary(fu.vfsck(cdir, pw).out) == NONE
