@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,63 @@
 #include "fsck/fsck.h"
 
 static volatile sig_atomic_t g_stop;
+
+/* mountinfo's octal escapes (\040 for a space ...), in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] &&
+		    s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+/* A FUSE filesystem with dir as its source is mounted: its mount point
+ * into where. gocryptfs and veilfs name the cipherdir's full path. */
+static bool mounted(const char *dir, char *where, size_t cap)
+{
+	char *real = realpath(dir, NULL), *line = NULL;
+	size_t n = 0;
+	bool found = false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!real || !f)
+		goto out;
+	while (!found && getline(&line, &n, f) > 0) {
+		char mnt[4096], type[64], src[4096];
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s %4095s", type, src) != 2 ||
+		    strncmp(type, "fuse", 4))
+			continue;
+		unescape(src);
+		unescape(mnt);
+		if (!strcmp(src, real)) {
+			size_t l = strlen(mnt);
+
+			if (l >= cap)
+				l = cap - 1;
+			memcpy(where, mnt, l);
+			where[l] = '\0';
+			found = true;
+		}
+	}
+out:
+	if (f)
+		fclose(f);
+	free(line);
+	free(real);
+	return found;
+}
 
 static void on_stop(int sig)
 {
@@ -61,6 +119,15 @@ int cli_fsck(const struct args *a)
 		ex = cli_check_cipherdir(a->pos[0]);
 	if (ex)
 		return ex;
+	if (mounted(a->pos[0], err, sizeof(err))) {
+		if (repair) {
+			cli_err("fsck: '%s' is mounted on '%s': unmount it "
+				"before -repair", a->pos[0], err);
+			return EXIT_OTHER;
+		}
+		cli_err("fsck: warning: '%s' is mounted on '%s': changes made "
+			"meanwhile may show as problems", a->pos[0], err);
+	}
 	/* The checkers are the parallelism: no batch pool on top. */
 	aead_set_threads(1);
 	ex = cli_chain_open(&ch, a, a->pos[0]);

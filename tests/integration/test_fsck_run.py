@@ -513,3 +513,18 @@ def test_hostile_objects(mounter, tmp_path):
     assert os.listdir(m.p("sub")) == ["recovered-0001"]
     with open(m.p("sub", "recovered-0001"), "rb") as f:
         assert f.read() == b"x\n"
+
+
+@pytest.mark.parametrize("binary", ["veilfs", "gocryptfs"])
+def test_repair_refused_while_mounted(bases, tmp_path, mounter, binary):
+    cd = bases().copy(str(tmp_path / "c"))
+    d_block(cd)
+    m = mounter.mount(cd.path, args=["-passfile", cd.passfile],
+                      binary=util.VEILFS_BIN if binary == "veilfs" else
+                      util.GOCRYPTFS_BIN)
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 11 and "unmount it before -repair" in r.err
+    v = fu.vfsck(cd)
+    assert v.returncode == 26 and "is mounted on" in v.err
+    mounter.unmount(m)
+    assert fu.vfsck(cd, "-repair").returncode == 0
