@@ -34,12 +34,22 @@ bool fctx_stopped(struct fctx *x)
 }
 
 static const char *const kind_what[] = {
-	[FP_DIRIV] = "dir",	 [FP_NAME] = "entry",	 [FP_NOSIDECAR] = "entry",
-	[FP_SIDECAR] = "entry", [FP_HASH] = "entry",	 [FP_ORPHAN] = "entry",
-	[FP_RMDIR] = "entry",	 [FP_TEMP] = "entry",	 [FP_PARKED] = "entry",
+	[FP_DIRIV] = "dir",
+	[FP_NAME] = "entry",
+	[FP_NOSIDECAR] = "entry",
+	[FP_SIDECAR] = "entry",
+	[FP_HASH] = "entry",
+	[FP_ORPHAN] = "entry",
+	[FP_RMDIR] = "entry",
+	[FP_TEMP] = "entry",
+	[FP_PARKED] = "entry",
 	[FP_SYMLINK] = "symlink",
-	[FP_XNAME] = "file",	 [FP_XVALUE] = "file",	 [FP_CONTENT] = "file",
-	[FP_SHORT] = "file",	 [FP_HDRONLY] = "file", [FP_SKIPPED] = "file",
+	[FP_XNAME] = "file",
+	[FP_XVALUE] = "file",
+	[FP_CONTENT] = "file",
+	[FP_SHORT] = "file",
+	[FP_HDRONLY] = "file",
+	[FP_SKIPPED] = "file",
 };
 
 struct fproblem *fproblem_new(enum fp_kind kind, struct fnode *dir,

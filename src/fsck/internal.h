@@ -51,8 +51,7 @@ struct fnode {
 	ino_t ino;
 	unsigned depth;		/* root: 0 */
 	char *cname;		/* stored name in parent; root: "" */
-	char *pname;		/* plaintext name; NULL: unknown; root: "" */
-	bool names_bad;		/* -repair: its entries need the name pass */
+	char *pname;	/* plaintext name; NULL: unknown; root: "" */
 };
 
 /* A node for the directory cname (pname may be NULL) in parent (NULL for
@@ -142,7 +141,7 @@ struct fctx {
 	unsigned long ndirs, nfiles;
 	uint64_t bytes_done, bytes_seen;
 	bool walk_done;
-	bool stopping;		/* atomic: *o->stop seen, or a fatal error */
+	bool stopping;		/* atomic: *o->stop seen */
 
 	pthread_mutex_t olock;	/* protects the output streams */
 	bool line_shown;	/* a progress line is on the terminal */

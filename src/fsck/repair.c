@@ -580,7 +580,8 @@ static size_t collect(struct rctx *r, int dfd, const struct fnode *node,
 				 (int)(strlen(nm) - strlen(NAMES_LONG_SUFFIX)),
 				 nm);
 			/* its entry, or its entry parked */
-			if (!has_ent(ents, n, side + strlen(FSCK_PARK_PREFIX)) &&
+			if (!has_ent(ents, n,
+				     side + strlen(FSCK_PARK_PREFIX)) &&
 			    !has_ent(ents, n, side) &&
 			    quarantine_entry(r, dfd, nm, where))
 				(*fails)++;
@@ -794,7 +795,8 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 				"its name, stored under the wrong hash";
 		} else if (o->cname[0]) {
 			for (size_t k = 0; k < r->nivs && !real[0]; k++) {
-				if (!memcmp(r->ivs[k], target, sizeof(target)) ||
+				if (!memcmp(r->ivs[k], target,
+					    sizeof(target)) ||
 				    (!short_ok[k] && !full_search))
 					continue;
 				if (!names_decrypt(x->n, r->ivs[k], o->cname,
@@ -1145,7 +1147,7 @@ out:
 	return rc;
 }
 
-/* ---- the pass -------------------------------------------------------------- */
+/* ---- the pass ---------------------------------------------------------- */
 
 static bool name_kind(enum fp_kind k)
 {

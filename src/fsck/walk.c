@@ -283,7 +283,6 @@ static void entry_problem(struct fctx *x, struct frame *f, enum fp_kind k,
 	struct fproblem *p = fproblem_new(k, f->node, name, pname);
 	va_list ap;
 
-	f->node->names_bad = true;
 	if (!p)
 		return;
 	va_start(ap, fmt);
@@ -297,7 +296,6 @@ static void diriv_problem(struct fctx *x, struct frame *f, int rc, size_t len)
 					  f->node->pname);
 	char why[96];
 
-	f->node->names_bad = true;
 	if (!p)
 		return;
 	if (rc == -ENOENT)
