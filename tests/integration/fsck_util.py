@@ -14,13 +14,15 @@ import util
 from test_reliability_tamper import flip as tamper_flip
 
 CBS = {"gcm": 4128, "aessiv": 4128, "xchacha": 4136,
-       "plaintextnames": 4128, "deterministic-names": 4128}
+       "plaintextnames": 4128, "deterministic-names": 4128,
+       "longnamemax100": 4128}
 NONCE = {"gcm": 16, "aessiv": 16, "xchacha": 24, "plaintextnames": 16,
-         "deterministic-names": 16}
+         "deterministic-names": 16, "longnamemax100": 16}
 OVERHEAD = {k: CBS[k] - 4096 for k in CBS}
 FLAGS = {"gcm": ["-gcm"], "aessiv": ["-aessiv"], "xchacha": ["-xchacha"],
          "plaintextnames": ["-gcm", "-plaintextnames"],
-         "deterministic-names": ["-gcm", "-deterministic-names"]}
+         "deterministic-names": ["-gcm", "-deterministic-names"],
+         "longnamemax100": ["-gcm", "-longnamemax", "100"]}
 LONG = "L" * 200
 
 # The tree, in creation order: (relpath, kind, data). Sizes sit on block

@@ -377,14 +377,16 @@ def cases():
             yield pytest.param(creator, "gcm", name,
                                id="%s-gcm-%s" % (creator, name))
     for variant in ("aessiv", "xchacha", "plaintextnames",
-                    "deterministic-names"):
+                    "deterministic-names", "longnamemax100"):
         for name in OTHER_VARIANTS:
             if variant == "plaintextnames" and (name in NAMELESS or
                                                 name == "symlink"):
                 continue
             if variant == "deterministic-names" and name in NO_DIRIV:
                 continue
-            creator = "gocryptfs" if variant == "xchacha" else "veilfs"
+            creator = "gocryptfs" if variant in ("xchacha",
+                                                 "longnamemax100") \
+                else "veilfs"
             yield pytest.param(creator, variant, name,
                                id="%s-%s-%s" % (creator, variant, name))
 
