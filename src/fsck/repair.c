@@ -458,8 +458,9 @@ static int park_obj(struct rctx *r, int dfd, const struct fnode *dir,
 	intent(r, "park %s in %s as %s", q(o->cur), where, q(to));
 	rc = rename_cur(r, dfd, dir, o, to);
 	if (!rc)
-		o->parked = true;
-	outcome(r, rc, "entry %s in %s parked", q(o->orig), where);
+		o->parked = true; /* a step on the way: not shown */
+	else
+		outcome(r, rc, "entry %s in %s parked", q(o->orig), where);
 	return rc;
 }
 
@@ -531,8 +532,10 @@ static int rename_obj(struct rctx *r, int dfd, const struct fnode *dir,
 	}
 	rc = -EEXIST;
 out:
-	outcome(r, rc, "entry %s in %s is now %s (%s)", q(was), where,
-		q(real), how);
+	outcome(r, rc, "entry %s in %s is now %s (a %s; %s)", q(was), where,
+		q(real), S_ISDIR(o->st.st_mode) ? "directory" :
+		S_ISREG(o->st.st_mode) ? "file" :
+		S_ISLNK(o->st.st_mode) ? "symlink" : "special file", how);
 	return rc;
 }
 
@@ -934,7 +937,8 @@ static int repair_content(struct rctx *r, struct fproblem *p, const char *obj)
 				 x->c, tail > x->oh ? p->size :
 				 CONTENT_HEADER_LEN + full * x->cbs, NULL));
 	} else {
-		intent(r, "%s: %s%s%s as zeros (copy: %s)", obj,
+		intent(r, "%s: %s%s%s to zeros, a last fragment cut off "
+		       "(copy: %s)", obj,
 		       p->hdr == HDR_FIXABLE ? "restore the header; " : "",
 		       nbad ? "blocks " : "", blocks, qname);
 		if (p->hdr == HDR_FIXABLE)
