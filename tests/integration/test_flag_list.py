@@ -62,6 +62,7 @@ DISPOSITION = {
     "force_owner": T("test_mount_flags.py",
                      "test_force_owner_seen_by_another_uid"),
     "forcedecode": NOTE,
+    "fsck": T("test_fsck_run.py", "test_fsck_out_vector"),
     "fsname": T("test_fs_options.py", "test_fsname_and_fuse_options"),
     "fusedebug": T("test_mount_flags.py", "test_fusedebug_and_debug"),
     "hh": T("test_flag_list.py", "test_every_gocryptfs_flag"),
@@ -113,7 +114,6 @@ DISPOSITION = {
     # Flags that open issues bring. While veilfs does not know one, it is
     # refused as an unknown flag (exit 1); once it knows it, this test
     # fails until the flag gets a disposition above.
-    "fsck": ("pending", "#15"),
     # known already, their meaning is the open issue's
     "sharedstorage": ("pending-known", "#17"),
 }
