@@ -12,52 +12,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/utf8.h"
 #include "fsck/internal.h"
 
 #define PROGRESS_MS 250
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t k, i;
-	unsigned c = s[0], min;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		k = 2;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		k = 3;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		k = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	c &= 0x7f >> k;
-	for (i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return k;
-}
 
 bool fo_plausible(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, k;
+	uint32_t cp;
 
 	while (i < len) {
 		if (p[i] < 0x20 || p[i] == 0x7f)
 			return false;
-		k = utf8_len(p + i, len - i);
+		k = utf8_len(p + i, len - i, &cp);
 		if (!k)
 			return false;
 		i += k;
@@ -69,6 +38,7 @@ void fo_quote(char *buf, size_t cap, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0, o = 0, k;
+	uint32_t cp;
 
 	if (cap < 8) {
 		if (cap)
@@ -80,7 +50,7 @@ void fo_quote(char *buf, size_t cap, const char *s)
 		char tmp[8];
 		size_t tl;
 
-		k = utf8_len(p + i, n - i);
+		k = utf8_len(p + i, n - i, &cp);
 		if (k == 1 && (p[i] < 0x20 || p[i] == 0x7f || p[i] == '"' ||
 			       p[i] == '\\'))
 			k = 0;

@@ -77,6 +77,20 @@ def copy_vector_cipherdir(name, dst):
     return dst
 
 
+def pty_drain(master, wait=0.1):
+    """What is left to read on a pseudo-terminal master."""
+    out = b""
+    try:
+        while select.select([master], [], [], wait)[0]:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            out += chunk
+    except OSError:  # EIO: the child closed the terminal
+        pass
+    return out
+
+
 def run_pty(argv, stdin_text, timeout=60):
     """Run argv with stdout (and stderr) on a pseudo-terminal and stdin on
     a pipe. Returns (exit code, everything written to the terminal)."""
@@ -99,18 +113,7 @@ def run_pty(argv, stdin_text, timeout=60):
                 break
             out += chunk
         elif p.poll() is not None:
-            # drain what is left
-            try:
-                while True:
-                    r, _, _ = select.select([master], [], [], 0.1)
-                    if not r:
-                        break
-                    chunk = os.read(master, 4096)
-                    if not chunk:
-                        break
-                    out += chunk
-            except OSError:
-                pass
+            out += pty_drain(master)
             break
     os.close(master)
     rc = p.wait(timeout=timeout)

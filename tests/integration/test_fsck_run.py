@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+import cli_util
 import fsck_util as fu
 import util
 from conftest import require_fuse, require_gocryptfs
@@ -140,14 +141,7 @@ def test_progress_line_on_terminal_and_sigint(bases, tmp_path):
                 out += os.read(master, 4096)
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=30 * util.SLOW)
-        try:
-            while select.select([master], [], [], 0.2)[0]:
-                chunk = os.read(master, 4096)
-                if not chunk:
-                    break
-                out += chunk
-        except OSError:
-            pass
+        out += cli_util.pty_drain(master, 0.2)
     finally:
         if p.poll() is None:
             p.kill()
