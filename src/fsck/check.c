@@ -25,7 +25,6 @@
 #define CHUNK_BYTES (1u << 20)
 #define SEG_BLOCKS 16384u /* about 64 MiB of ciphertext */
 #define QUEUE_FILES 64u
-#define HDR_PROBE_BLOCKS 64u
 
 struct ffile {
 	int fd;
@@ -232,8 +231,8 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* The first block with a non-zero byte (within HDR_PROBE_BLOCKS blocks of
- * the first data): into ct, its number to *blk and length to *len; 0 if
+/* The first block with a non-zero byte (holes skipped, written zeros read
+ * through): into ct, its number to *blk and its length to *len; 0 if
  * found, -ENOENT if there is none. */
 static int probe_block(struct fctx *x, int fd, uint64_t size, uint8_t *ct,
 		       uint64_t *blk, size_t *len)
@@ -246,7 +245,7 @@ static int probe_block(struct fctx *x, int fd, uint64_t size, uint8_t *ct,
 	b = ((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs;
 	if ((uint64_t)d >= size)
 		b = nblocks ? nblocks - 1 : 0;
-	for (uint64_t k = b; k < nblocks && k < b + HDR_PROBE_BLOCKS; k++) {
+	for (uint64_t k = b; k < nblocks && !fctx_stopped(x); k++) {
 		uint64_t o = CONTENT_HEADER_LEN + k * x->cbs;
 		size_t l = o + x->cbs > size ? size - o : x->cbs;
 
@@ -257,6 +256,11 @@ static int probe_block(struct fctx *x, int fd, uint64_t size, uint8_t *ct,
 			*len = l;
 			return 0;
 		}
+		d = lseek(fd, (off_t)(o + l), SEEK_DATA);
+		if (d < 0 || (uint64_t)d >= size)
+			break;
+		if (((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs > k + 1)
+			k = ((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs - 1;
 	}
 	return -ENOENT;
 }

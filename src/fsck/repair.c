@@ -312,7 +312,10 @@ static int quarantine_entry(struct rctx *r, int dfd, const char *name,
 	outcome(r, rc, "entry %s in %s moved to the quarantine%s%s", q(name),
 		where, qname ? " as " : "", qname ? qname : "");
 	if (!rc) {
-		mark_done_ino(x, st.st_dev, st.st_ino);
+		/* what was wrong with it went along (not if another hard
+		 * link keeps the inode here) */
+		if (S_ISDIR(st.st_mode) || st.st_nlink <= 1)
+			mark_done_ino(x, st.st_dev, st.st_ino);
 		rc = fsync(dfd) ? -errno : 0;
 	}
 	free(qname);
@@ -901,21 +904,29 @@ static int repair_content(struct rctx *r, struct fproblem *p, const char *obj)
 	fo_blocks(blocks, sizeof(blocks), bad, nbad);
 	if (x->o->truncate) {
 		fb = p->hdr == HDR_LOST ? 0 : nbad ? bad[0] : p->nblocks;
-		intent(r, "%s: cut before block %llu (copy: %s)", obj,
-		       (unsigned long long)fb, qname);
+		if (fb < p->nblocks)
+			snprintf(what, sizeof(what), "%scut to its %llu good "
+				 "block%s before the first bad one",
+				 p->hdr == HDR_FIXABLE && fb ?
+					 "header restored; " : "",
+				 (unsigned long long)fb, fb == 1 ? "" : "s");
+		else
+			snprintf(what, sizeof(what), "header restored");
+		intent(r, "%s: %s (copy: %s)", obj, what, qname);
 		if (p->hdr == HDR_FIXABLE && fb > 0)
 			rc = w_pwrite(x, fd, p->hdr_fix, CONTENT_HEADER_LEN, 0);
-		if (!rc)
+		if (!rc && fb < p->nblocks)
 			rc = w_truncate(x, fd, fb ? (off_t)(CONTENT_HEADER_LEN +
 							   fb * x->cbs)
 						  : 0);
-		snprintf(what, sizeof(what), "cut to its %llu good block%s "
-			 "before the first bad one", (unsigned long long)fb,
-			 fb == 1 ? "" : "s");
 	} else if (p->hdr == HDR_LOST) {
 		/* nothing decrypts: zeros of the same size */
-		intent(r, "%s: new header, every block zeros (copy: %s)", obj,
-		       qname);
+		snprintf(what, sizeof(what), "its header was lost: it now "
+			 "reads as %llu zero bytes",
+			 (unsigned long long)content_cipher_to_plain_size(
+				 x->c, tail > x->oh ? p->size :
+				 CONTENT_HEADER_LEN + full * x->cbs, NULL));
+		intent(r, "%s: %s (copy: %s)", obj, what, qname);
 		content_header_new(x->c, hdr, id);
 		rc = w_pwrite(x, fd, hdr, sizeof(hdr), 0);
 		if (!rc)
@@ -931,16 +942,17 @@ static int repair_content(struct rctx *r, struct fproblem *p, const char *obj)
 					      (off_t)(CONTENT_HEADER_LEN +
 						      full * x->cbs));
 		}
-		snprintf(what, sizeof(what), "its header was lost: it now "
-			 "reads as %llu zero bytes",
-			 (unsigned long long)content_cipher_to_plain_size(
-				 x->c, tail > x->oh ? p->size :
-				 CONTENT_HEADER_LEN + full * x->cbs, NULL));
 	} else {
-		intent(r, "%s: %s%s%s to zeros, a last fragment cut off "
-		       "(copy: %s)", obj,
-		       p->hdr == HDR_FIXABLE ? "restore the header; " : "",
-		       nbad ? "blocks " : "", blocks, qname);
+		snprintf(what, sizeof(what), "%s%s%s%s",
+			 p->hdr == HDR_FIXABLE ? "header restored" : "",
+			 p->hdr == HDR_FIXABLE && nbad ? "; " : "",
+			 nbad ? "now reads as zeros at block " : "", blocks);
+		if (nbad && bad[nbad - 1] >= full && tail <= x->oh)
+			snprintf(what + strlen(what),
+				 sizeof(what) - strlen(what),
+				 " (the fragment of block %llu cut off)",
+				 (unsigned long long)bad[nbad - 1]);
+		intent(r, "%s: %s (copy: %s)", obj, what, qname);
 		if (p->hdr == HDR_FIXABLE)
 			rc = w_pwrite(x, fd, p->hdr_fix, CONTENT_HEADER_LEN, 0);
 		for (size_t i = 0; i < nbad && !rc; i++) {
@@ -962,15 +974,6 @@ static int repair_content(struct rctx *r, struct fproblem *p, const char *obj)
 				rc = w_truncate(x, fd, b ? off : 0);
 			}
 		}
-		snprintf(what, sizeof(what), "%s%s%s%s",
-			 p->hdr == HDR_FIXABLE ? "header restored" : "",
-			 p->hdr == HDR_FIXABLE && nbad ? "; " : "",
-			 nbad ? "now reads as zeros at block " : "", blocks);
-		if (nbad && bad[nbad - 1] >= full && tail <= x->oh)
-			snprintf(what + strlen(what),
-				 sizeof(what) - strlen(what),
-				 " (the fragment of block %llu cut off)",
-				 (unsigned long long)bad[nbad - 1]);
 	}
 	if (!rc && fsync(fd))
 		rc = -errno;

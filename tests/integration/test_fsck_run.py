@@ -202,6 +202,7 @@ def test_repair_truncate(bases, tmp_path, mounter):
     cd = bases().copy(str(tmp_path / "c"))
     d_block(cd)  # big.bin: block 1 of 5
     fu.flip(cd.b("multi.bin"), fu.block_off(cd, 0))  # multi.bin: block 0
+    fu.flip(cd.b("sub/f2"), 9, 0x01)  # a header bit: restored, not cut
     r = fu.vfsck(cd, "-repair-truncate")
     assert r.returncode == 0, r.out
     assert fu.summary(fu.vfsck(cd).out) == NONE
