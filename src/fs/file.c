@@ -593,13 +593,25 @@ static int take_wb_err(struct inode *in)
 	return rc;
 }
 
+/* Close-to-open: taking rw waits for a write in progress (an early answered
+ * one included: its writer holds rw until the blocks are written), so every
+ * byte written through the closing descriptor is on the backing file. Closing
+ * a dup of the backing fd then makes the backing filesystem do what it does
+ * on a close (NFS, sshfs, MooseFS: send the written data to the server) and
+ * returns its error. */
 int file_flush(struct fs *fs, struct inode *in)
 {
-	int rc;
+	int rc = 0, fd;
 
 	(void)fs;
 	pthread_rwlock_rdlock(&in->rw);
-	rc = take_wb_err(in);
+	if (in->fd >= 0 && in->fd_rw) {
+		fd = fcntl(in->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0 || close(fd) < 0)
+			rc = -errno;
+	}
+	if (!rc)
+		rc = take_wb_err(in);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }
