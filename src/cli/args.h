@@ -38,7 +38,7 @@ struct args {
 	long scryptn;		/* -1: not given */
 	/* mount */
 	bool fg, nosyslog, ro, rw, allow_other, nonempty, quiet, debug;
-	bool noprealloc;
+	bool noprealloc, sharedstorage;
 	/* reverse mode: -exclude/-e, -exclude-wildcard/-ew, -exclude-from */
 	struct args_list exclude, exclude_wildcard, exclude_from;
 	bool one_file_system;

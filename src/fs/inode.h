@@ -144,6 +144,16 @@ struct fs {
  * /proc/self/mountinfo (the mount itself is not touched). 0 or -ENOENT. */
 int fs_mount_devno(const char *mnt, char *out, size_t cap);
 
+/* How long the kernel may cache attributes and names (and xattr.c its "no
+ * attributes" answers), in seconds: the one place that sets it. With
+ * -sharedstorage other mounts change the cipherdir behind our back, so
+ * nothing is cached. */
+#define FS_CACHE_TIMEOUT 1.0
+static inline double fs_cache_timeout(const struct fs *fs)
+{
+	return fs->opt.sharedstorage ? 0.0 : FS_CACHE_TIMEOUT;
+}
+
 /* Location of an inode: its parent (pinned) and a copy of its stored name. */
 struct loc {
 	struct inode *parent;

@@ -152,6 +152,7 @@ TEST(impl_synonyms_and_ignored)
 
 	ASSERT_INT_EQ(parse(&a, argc, v), 0);
 	ASSERT_STR_EQ(a.impl, "A");
+	ASSERT(a.sharedstorage);
 	args_free(&a);
 	ASSERT_INT_EQ(parse(&a, argc2, w), 0);
 	ASSERT_STR_EQ(a.impl, "C");
