@@ -19,6 +19,7 @@
 #include "common/secmem.h"
 #include "fs/file.h"
 #include "fs/inode.h"
+#include "fs/shared.h"
 
 #define PBS CONTENT_PLAIN_BS
 #define HL CONTENT_HEADER_LEN
@@ -62,6 +63,17 @@ static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 		}
 		done += (size_t)r;
 	}
+	return 0;
+}
+
+/* Ask the backing filesystem to flush fd's file as a close would (NFS, sshfs
+ * and MooseFS then send what was written to the server): close a dup. */
+static int flush_backing(int fd)
+{
+	int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (d < 0 || close(d) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -416,6 +428,25 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 	return write_blocks(fs, in, fd, zero_block, 1, size - 1, S);
 }
 
+/* truncate_locked, under the backing file's lock with -sharedstorage
+ * (shared.c), with the file ID read anew. rw held for writing. */
+static int truncate_any(struct fs *fs, struct inode *in, int fd,
+			uint64_t size)
+{
+	int rc, urc;
+
+	if (!fs->opt.sharedstorage)
+		return truncate_locked(fs, in, fd, size);
+	rc = shared_lock_whole(fs, fd, true, size);
+	if (rc)
+		return rc;
+	in->id_valid = false;
+	rc = truncate_locked(fs, in, fd, size);
+	urc = flush_backing(fd);
+	shared_unlock(fd);
+	return rc ? rc : urc;
+}
+
 /* Open the backing file of in for reading and writing (or reading only when
  * !want_w and rw is refused). */
 static int open_backing(struct fs *fs, struct inode *in, bool want_w,
@@ -478,7 +509,7 @@ int file_open(struct fs *fs, struct inode *in, int flags)
 	}
 	in->fd_refs++;
 	if ((flags & O_TRUNC) && want_w) {
-		rc = truncate_locked(fs, in, in->fd, 0);
+		rc = truncate_any(fs, in, in->fd, 0);
 		if (rc && --in->fd_refs == 0) {
 			close(in->fd);
 			in->fd = -1;
@@ -502,19 +533,17 @@ void file_release(struct fs *fs, struct inode *in)
 	pthread_rwlock_unlock(&in->rw);
 }
 
-int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
-	      uint8_t **bufp, const uint8_t **data, size_t *len)
+/* file_read with rw held; -EBADMSG with *bad set when a block fails to
+ * authenticate. */
+static int read_locked(struct fs *fs, struct inode *in, size_t size,
+		       uint64_t off, uint8_t **bufp, const uint8_t **data,
+		       size_t *len, uint64_t *bad)
 {
-	uint64_t b0, b1, bad = 0;
+	uint64_t b0, b1;
 	size_t n, clen, got, ptlen, skip;
 	uint8_t *buf = NULL, *pt;
 	int rc;
 
-	*bufp = NULL;
-	*len = 0;
-	if (!size)
-		return 0;
-	pthread_rwlock_rdlock(&in->rw);
 	if (in->fd < 0) {
 		rc = -EBADF;
 		goto out;
@@ -537,12 +566,10 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	if (rc || !got)
 		goto out;
 	rc = content_decrypt_blocks(fs->content, pt, &ptlen, buf, got, b0,
-				    in->id, &bad);
+				    in->id, bad);
 	if (rc) {
-		if (rc == -EBADMSG)
-			log_warn("inode %ju: block %ju is corrupt",
-				 (uintmax_t)in->ino, (uintmax_t)bad);
-		rc = -EIO;
+		if (rc != -EBADMSG)
+			rc = -EIO;
 		goto out;
 	}
 	skip = (size_t)(off - b0 * PBS);
@@ -553,9 +580,63 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 		buf = NULL;
 	}
 out:
-	pthread_rwlock_unlock(&in->rw);
 	free(buf);
 	return rc < 0 ? rc : 0;
+}
+
+int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
+	      uint8_t **bufp, const uint8_t **data, size_t *len)
+{
+	uint64_t bad = 0;
+	int rc;
+
+	*bufp = NULL;
+	*len = 0;
+	if (!size)
+		return 0;
+	pthread_rwlock_rdlock(&in->rw);
+	rc = read_locked(fs, in, size, off, bufp, data, len, &bad);
+	pthread_rwlock_unlock(&in->rw);
+	if (rc == -EBADMSG && fs->opt.sharedstorage) {
+		/* shared.c: another mount may be rewriting the block, or have
+		 * given the file a new ID: read once more under a shared
+		 * lock, which waits for its writer, with the ID read anew. */
+		pthread_rwlock_wrlock(&in->rw);
+		rc = in->fd < 0 ? -EBADF :
+				  shared_lock_whole(fs, in->fd, false, off);
+		if (!rc) {
+			in->id_valid = false;
+			rc = read_locked(fs, in, size, off, bufp, data, len,
+					 &bad);
+			shared_unlock(in->fd);
+		}
+		pthread_rwlock_unlock(&in->rw);
+	}
+	if (rc == -EBADMSG) {
+		log_warn("inode %ju: block %ju is corrupt", (uintmax_t)in->ino,
+			 (uintmax_t)bad);
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/* -sharedstorage (shared.c): under the backing file's lock, with the file
+ * ID read anew, never answered early. rw held for writing. */
+static int write_shared(struct fs *fs, struct inode *in, const uint8_t *data,
+			size_t len, uint64_t off, bool append)
+{
+	int rc, urc;
+
+	if (!len)
+		return 0;
+	rc = shared_lock_write(fs, in->fd, off, len, append);
+	if (rc)
+		return rc;
+	in->id_valid = false;
+	rc = write_locked(fs, in, in->fd, data, len, off, append, NULL);
+	urc = flush_backing(in->fd);
+	shared_unlock(in->fd);
+	return rc ? rc : urc;
 }
 
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
@@ -566,6 +647,8 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	pthread_rwlock_wrlock(&in->rw);
 	if (in->fd < 0 || !in->fd_rw)
 		rc = -EBADF;
+	else if (fs->opt.sharedstorage)
+		rc = write_shared(fs, in, data, len, off, append);
 	else
 		rc = write_locked(fs, in, in->fd, data, len, off, append, ack);
 	if (rc && ack && ack->done) {
@@ -601,15 +684,12 @@ static int take_wb_err(struct inode *in)
  * returns its error. */
 int file_flush(struct fs *fs, struct inode *in)
 {
-	int rc = 0, fd;
+	int rc = 0;
 
 	(void)fs;
 	pthread_rwlock_rdlock(&in->rw);
-	if (in->fd >= 0 && in->fd_rw) {
-		fd = fcntl(in->fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0 || close(fd) < 0)
-			rc = -errno;
-	}
+	if (in->fd >= 0 && in->fd_rw)
+		rc = flush_backing(in->fd);
 	if (!rc)
 		rc = take_wb_err(in);
 	pthread_rwlock_unlock(&in->rw);
@@ -633,7 +713,7 @@ int file_truncate(struct fs *fs, struct inode *in, uint64_t size)
 		if (!in->fd_refs)
 			in->id_valid = false;
 	}
-	rc = truncate_locked(fs, in, fd, size);
+	rc = truncate_any(fs, in, fd, size);
 	if (tmp) {
 		close(fd);
 		if (!in->fd_refs)
@@ -648,6 +728,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		   uint64_t len)
 {
 	uint64_t b0, coff, cend, csize = 0, S;
+	bool locked = false;
 	int rc;
 
 	if (mode & ~FALLOC_FL_KEEP_SIZE)
@@ -658,6 +739,13 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	if (in->fd < 0 || !in->fd_rw) {
 		rc = -EBADF;
 		goto out;
+	}
+	if (fs->opt.sharedstorage) {
+		rc = shared_lock_whole(fs, in->fd, true, off);
+		if (rc)
+			goto out;
+		locked = true;
+		in->id_valid = false;
 	}
 	/* Reserve the ciphertext that a file of size off + len has up to
 	 * that size: from the start of the first block (the header too for
@@ -681,6 +769,13 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	if (off + len > S)
 		rc = truncate_locked(fs, in, in->fd, off + len);
 out:
+	if (locked) {
+		int urc = flush_backing(in->fd);
+
+		shared_unlock(in->fd);
+		if (!rc)
+			rc = urc;
+	}
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }

@@ -182,6 +182,10 @@ void inode_forget(struct fs *fs, struct inode *in, uint64_t n);
 /* Find an existing inode without taking a reference (NULL if none). The
  * result is pinned; release with inode_unpin. */
 struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino);
+/* The inode of the object st known as (parent, name), pinned; NULL if none
+ * (by (dev, ino); with -sharedstorage by the name). */
+struct inode *inode_find_entry_pin(struct fs *fs, struct inode *parent,
+				   const char *name, const struct stat *st);
 /* The real inode known by the name (parent, name), pinned; NULL if none. */
 struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
 				  const char *name);
