@@ -437,8 +437,18 @@ struct open_args {
 static int make_file(int dfd, const char *stored, void *arg)
 {
 	struct open_args *a = arg;
+	int tries;
 
 	a->fd = openat(dfd, stored, a->flags, a->mode);
+	/* Without O_EXCL an existing file is opened. A network backing may
+	 * still answer EEXIST when another client created the name at the
+	 * same moment (MooseFS does): open what is there now. */
+	for (tries = 0; a->fd < 0 && errno == EEXIST &&
+			!(a->flags & O_EXCL) && tries < 8; tries++) {
+		a->fd = openat(dfd, stored, a->flags & ~O_CREAT);
+		if (a->fd < 0 && errno == ENOENT)
+			a->fd = openat(dfd, stored, a->flags, a->mode);
+	}
 	return a->fd < 0 ? -errno : 0;
 }
 

@@ -588,7 +588,7 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	      uint8_t **bufp, const uint8_t **data, size_t *len)
 {
 	uint64_t bad = 0;
-	int rc;
+	int rc, tries;
 
 	*bufp = NULL;
 	*len = 0;
@@ -597,10 +597,14 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	pthread_rwlock_rdlock(&in->rw);
 	rc = read_locked(fs, in, size, off, bufp, data, len, &bad);
 	pthread_rwlock_unlock(&in->rw);
-	if (rc == -EBADMSG && fs->opt.sharedstorage) {
-		/* shared.c: another mount may be rewriting the block, or have
-		 * given the file a new ID: read once more under a shared
-		 * lock, which waits for its writer, with the ID read anew. */
+	/* shared.c: another mount may be rewriting the block, or have given
+	 * the file a new ID: read again under a shared lock, which waits for
+	 * its writer, with the ID read anew. A few times, with a pause, for
+	 * backings whose locks do not reach the other mount. */
+	for (tries = 0; rc == -EBADMSG && fs->opt.sharedstorage && tries < 5;
+	     tries++) {
+		if (tries)
+			usleep(1000u << tries);
 		pthread_rwlock_wrlock(&in->rw);
 		rc = in->fd < 0 ? -EBADF :
 				  shared_lock_whole(fs, in->fd, false, off);
