@@ -43,7 +43,13 @@ STATE = "netback.json"
 
 
 class Unavailable(Exception):
-    """The backing cannot start here (missing package, no permission)."""
+    """The backing cannot start here. env_limit: a limit of the machine
+    (no /dev/fuse, no permission for a network namespace), not a missing
+    package."""
+
+    def __init__(self, msg, env_limit=False):
+        super().__init__(msg)
+        self.env_limit = env_limit
 
 
 def _which(name, path=None):
@@ -200,7 +206,7 @@ class SshfsBacking(Backing):
         _which("ssh-keygen")
         sshfs = _which("sshfs")
         if not os.path.exists("/dev/fuse"):
-            raise Unavailable("/dev/fuse is missing")
+            raise Unavailable("/dev/fuse is missing", env_limit=True)
         w = self.work
         os.chmod(w, 0o700)
         export = os.path.join(w, "export")
@@ -275,7 +281,7 @@ class MooseFsBacking(Backing):
         _which("ip")
         _which("nsenter")
         if not os.path.exists("/dev/fuse"):
-            raise Unavailable("/dev/fuse is missing")
+            raise Unavailable("/dev/fuse is missing", env_limit=True)
         empty = "/var/lib/mfs/metadata.mfs.empty"
         if not os.path.exists(empty):
             raise Unavailable("%s is missing (moosefs-master)" % empty)
@@ -284,7 +290,8 @@ class MooseFsBacking(Backing):
                            stderr=subprocess.STDOUT)
         if p.returncode != 0:
             raise Unavailable("cannot create a network namespace: %s"
-                              % p.stdout.decode(errors="replace").strip())
+                              % p.stdout.decode(errors="replace").strip(),
+                              env_limit=True)
         self.extra = {"netns": ns}
         self.save()
         for cmd in (["link", "set", "lo", "up"],
