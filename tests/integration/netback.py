@@ -255,7 +255,7 @@ class SshfsBacking(Backing):
         opts = ("port=%d,IdentityFile=%s/client_key,IdentitiesOnly=yes,"
                 "UserKnownHostsFile=%s/known_hosts,"
                 "GlobalKnownHostsFile=/dev/null,StrictHostKeyChecking=yes,"
-                "BatchMode=yes" % (port, w, w))
+                "BatchMode=yes,no_contain_symlinks" % (port, w, w))
         if not self.cache:
             opts += (",dir_cache=no,attr_timeout=0,entry_timeout=0,"
                      "negative_timeout=0")
