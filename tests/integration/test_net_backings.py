@@ -286,6 +286,9 @@ def test_close_to_open_rewrite_shared(place, mounter):
             f.write(data)
         assert os.stat(b.p("same")).st_size == len(data), r
         assert util.read_file(b.p("same")) == data, r
+    if place.kind != "sshfs":  # sshfs numbers its inodes per client
+        # the backing's inode number, the same on every mount
+        assert os.stat(a.p("same")).st_ino == os.stat(b.p("same")).st_ino
 
 
 # --- -sharedstorage: concurrent writers ---------------------------------------
@@ -376,6 +379,27 @@ def test_shared_concurrent_writers(shared_place, mounter):
         assert len(got) == sum(map(len, ra + rb)), (n, len(got))
         assert sorted(got.splitlines(keepends=True)) == sorted(ra + rb), n
         want[n] = got
+        # a truncate on A while B writes past the new end. The kernel
+        # sends B's write in page pieces (50000, 53248, 57344): the
+        # truncate comes before, after or between them; a piece it cut
+        # away reads as zeros.
+        n = "trunc%d" % r
+        old = util.rand_bytes(100000, r)
+        util.write_file(a.p(n), old)
+
+        def cut():
+            os.truncate(a.p(n), 30000)
+        _run_both([cut, lambda: _pwrite(b.p(n), pb * 10000, 50000)])
+        got = util.read_file(b.p(n))
+        if len(got) == 30000:
+            assert got == old[:30000], n
+        else:
+            assert len(got) == 60000, (n, len(got))
+            assert got[:50000] == old[:30000] + bytes(20000), n
+            for lo, hi in ((50000, 53248), (53248, 57344)):
+                assert got[lo:hi] in (pb * (hi - lo), bytes(hi - lo)), n
+            assert got[57344:] == pb * (60000 - 57344), n
+        want[n] = got
         for name, data in want.items():
             assert util.read_file(a.p(name)) == data, name
             assert util.read_file(b.p(name)) == data, name
@@ -384,6 +408,22 @@ def test_shared_concurrent_writers(shared_place, mounter):
     ref = gocryptfs_snapshot(mounter, cd)
     for name, data in want.items():
         assert ref[name][3] == hashlib.sha256(data).hexdigest(), name
+
+
+def test_shared_hard_links(shared_place, mounter):
+    """-sharedstorage: two names of one file are two inodes; writers
+    through both at once still serialise (on the backing file's locks)."""
+    cd, a, b = _shared_mounts(mounter, shared_place)
+    for r in range(ROUNDS):
+        n, l = "h%d" % r, "l%d" % r
+        util.write_file(a.p(n), b"")
+        os.link(a.p(n), a.p(l))
+        _run_both([lambda: _pwrite(a.p(n), b"N" * 70000, 0),
+                   lambda: _pwrite(a.p(l), b"L" * 70000, 70000),
+                   lambda: _pwrite(b.p(l), b"M" * 10000, 140000)])
+        want = b"N" * 70000 + b"L" * 70000 + b"M" * 10000
+        assert util.read_file(a.p(l)) == want, r
+        assert util.read_file(b.p(n)) == want, r
 
 
 def test_shared_reader_during_rewrite(shared_place, mounter):
