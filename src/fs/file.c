@@ -428,25 +428,6 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 	return write_blocks(fs, in, fd, zero_block, 1, size - 1, S);
 }
 
-/* truncate_locked, under the backing file's lock with -sharedstorage
- * (shared.c), with the file ID read anew. rw held for writing. */
-static int truncate_any(struct fs *fs, struct inode *in, int fd,
-			uint64_t size)
-{
-	int rc, urc;
-
-	if (!fs->opt.sharedstorage)
-		return truncate_locked(fs, in, fd, size);
-	rc = shared_lock_whole(fs, fd, true, size);
-	if (rc)
-		return rc;
-	in->id_valid = false;
-	rc = truncate_locked(fs, in, fd, size);
-	urc = flush_backing(fd);
-	shared_unlock(fd);
-	return rc ? rc : urc;
-}
-
 /* Open the backing file of in for reading and writing (or reading only when
  * !want_w and rw is refused). */
 static int open_backing(struct fs *fs, struct inode *in, bool want_w,
@@ -472,6 +453,54 @@ static int open_backing(struct fs *fs, struct inode *in, bool want_w,
 		fd = inode_open(fs, in, O_RDONLY);
 	}
 	return fd;
+}
+
+/* -sharedstorage (shared.c): a change goes through a backing fd of its own,
+ * opened for it and closed after it, since MooseFS keeps showing the size
+ * that a client wrote through an open file, whatever other clients do,
+ * until that file is closed. The file ID is read anew under the lock. */
+static int change_begin(struct fs *fs, struct inode *in, int *fd)
+{
+	bool rw;
+
+	*fd = open_backing(fs, in, true, &rw);
+	if (*fd < 0)
+		return *fd;
+	in->id_valid = false;
+	return 0;
+}
+
+/* The end of a change that returned rc: flush the backing file as a close
+ * would, so that the next holder of the lock, wherever it runs, reads what
+ * was written, then unlock and close. Returns rc or the first error. */
+static int change_end(int fd, int rc)
+{
+	int urc = flush_backing(fd);
+
+	shared_unlock(fd);
+	if (close(fd) < 0 && !urc)
+		urc = -errno;
+	return rc ? rc : urc;
+}
+
+/* truncate_locked on fd, or with -sharedstorage under the backing file's
+ * lock. rw held for writing. */
+static int truncate_any(struct fs *fs, struct inode *in, int fd,
+			uint64_t size)
+{
+	int rc;
+
+	if (!fs->opt.sharedstorage)
+		return truncate_locked(fs, in, fd, size);
+	rc = change_begin(fs, in, &fd);
+	if (rc)
+		return rc;
+	rc = shared_lock_whole(fs, fd, true, size);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return change_end(fd, truncate_locked(fs, in, fd, size));
 }
 
 void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
@@ -624,23 +653,25 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	return rc;
 }
 
-/* -sharedstorage (shared.c): under the backing file's lock, with the file
- * ID read anew, never answered early. rw held for writing. */
+/* -sharedstorage: a change under the backing file's lock (see
+ * change_begin), never answered early. rw held for writing. */
 static int write_shared(struct fs *fs, struct inode *in, const uint8_t *data,
 			size_t len, uint64_t off, bool append)
 {
-	int rc, urc;
+	int fd, rc;
 
 	if (!len)
 		return 0;
-	rc = shared_lock_write(fs, in->fd, off, len, append);
+	rc = change_begin(fs, in, &fd);
 	if (rc)
 		return rc;
-	in->id_valid = false;
-	rc = write_locked(fs, in, in->fd, data, len, off, append, NULL);
-	urc = flush_backing(in->fd);
-	shared_unlock(in->fd);
-	return rc ? rc : urc;
+	rc = shared_lock_write(fs, fd, off, len, append);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return change_end(fd, write_locked(fs, in, fd, data, len, off, append,
+					   NULL));
 }
 
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
@@ -733,23 +764,28 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 {
 	uint64_t b0, coff, cend, csize = 0, S;
 	bool locked = false;
-	int rc;
+	int rc, fd;
 
 	if (mode & ~FALLOC_FL_KEEP_SIZE)
 		return -EOPNOTSUPP;
 	if (!len)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&in->rw);
-	if (in->fd < 0 || !in->fd_rw) {
+	fd = in->fd;
+	if (fd < 0 || !in->fd_rw) {
 		rc = -EBADF;
 		goto out;
 	}
 	if (fs->opt.sharedstorage) {
-		rc = shared_lock_whole(fs, in->fd, true, off);
+		rc = change_begin(fs, in, &fd);
 		if (rc)
 			goto out;
+		rc = shared_lock_whole(fs, fd, true, off);
+		if (rc) {
+			close(fd);
+			goto out;
+		}
 		locked = true;
-		in->id_valid = false;
 	}
 	/* Reserve the ciphertext that a file of size off + len has up to
 	 * that size: from the start of the first block (the header too for
@@ -758,7 +794,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	b0 = off / PBS;
 	coff = b0 ? content_block_cipher_off(fs->content, b0) : 0;
 	cend = content_plain_to_cipher_size(fs->content, off + len);
-	if (fallocate(in->fd, FALLOC_FL_KEEP_SIZE, (off_t)coff,
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)coff,
 		      (off_t)(cend - coff)) < 0) {
 		rc = -errno;
 		goto out;
@@ -766,20 +802,15 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	rc = 0;
 	if (mode & FALLOC_FL_KEEP_SIZE)
 		goto out;
-	rc = cipher_size(in->fd, &csize);
+	rc = cipher_size(fd, &csize);
 	if (rc)
 		goto out;
 	S = content_cipher_to_plain_size(fs->content, csize, NULL);
 	if (off + len > S)
-		rc = truncate_locked(fs, in, in->fd, off + len);
+		rc = truncate_locked(fs, in, fd, off + len);
 out:
-	if (locked) {
-		int urc = flush_backing(in->fd);
-
-		shared_unlock(in->fd);
-		if (!rc)
-			rc = urc;
-	}
+	if (locked)
+		rc = change_end(fd, rc);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }
