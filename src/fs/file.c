@@ -458,14 +458,25 @@ static int open_backing(struct fs *fs, struct inode *in, bool want_w,
 /* -sharedstorage (shared.c): a change goes through a backing fd of its own,
  * opened for it and closed after it, since MooseFS keeps showing the size
  * that a client wrote through an open file, whatever other clients do,
- * until that file is closed. The file ID is read anew under the lock. */
-static int change_begin(struct fs *fs, struct inode *in, int *fd)
+ * until that file is closed. It locks the whole file, or (len > 0) what a
+ * write of len bytes at off needs; the file ID is read anew under the
+ * lock. On success *fd is the locked fd, for change_end. */
+static int change_begin(struct fs *fs, struct inode *in, int *fd,
+			uint64_t off, size_t len, bool append)
 {
 	bool rw;
+	int rc;
 
 	*fd = open_backing(fs, in, true, &rw);
 	if (*fd < 0)
 		return *fd;
+	rc = len ? shared_lock_write(fs, *fd, off, len, append) :
+		   shared_lock_whole(fs, *fd, true, off);
+	if (rc) {
+		close(*fd);
+		*fd = -1;
+		return rc;
+	}
 	in->id_valid = false;
 	return 0;
 }
@@ -492,14 +503,9 @@ static int truncate_any(struct fs *fs, struct inode *in, int fd,
 
 	if (!fs->opt.sharedstorage)
 		return truncate_locked(fs, in, fd, size);
-	rc = change_begin(fs, in, &fd);
+	rc = change_begin(fs, in, &fd, size, 0, false);
 	if (rc)
 		return rc;
-	rc = shared_lock_whole(fs, fd, true, size);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
 	return change_end(fd, truncate_locked(fs, in, fd, size));
 }
 
@@ -662,14 +668,9 @@ static int write_shared(struct fs *fs, struct inode *in, const uint8_t *data,
 
 	if (!len)
 		return 0;
-	rc = change_begin(fs, in, &fd);
+	rc = change_begin(fs, in, &fd, off, len, append);
 	if (rc)
 		return rc;
-	rc = shared_lock_write(fs, fd, off, len, append);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
 	return change_end(fd, write_locked(fs, in, fd, data, len, off, append,
 					   NULL));
 }
@@ -777,14 +778,9 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		goto out;
 	}
 	if (fs->opt.sharedstorage) {
-		rc = change_begin(fs, in, &fd);
+		rc = change_begin(fs, in, &fd, off, 0, false);
 		if (rc)
 			goto out;
-		rc = shared_lock_whole(fs, fd, true, off);
-		if (rc) {
-			close(fd);
-			goto out;
-		}
 		locked = true;
 	}
 	/* Reserve the ciphertext that a file of size off + len has up to
