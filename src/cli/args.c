@@ -63,7 +63,7 @@ static const struct flag flags[] = {
 	B("nosyslog", nosyslog), B("ro", ro), B("rw", rw), /* -ro wins */
 	B("allow_other", allow_other), B("nonempty", nonempty),
 	B("q", quiet), B("quiet", quiet), B("d", debug), B("debug", debug),
-	B("noprealloc", noprealloc),
+	B("noprealloc", noprealloc), B("sharedstorage", sharedstorage),
 	LIST("exclude", exclude), LIST("e", exclude),
 	LIST("exclude-wildcard", exclude_wildcard),
 	LIST("ew", exclude_wildcard), LIST("exclude-from", exclude_from),
@@ -89,7 +89,6 @@ static const struct flag flags[] = {
 	{ "nofail", F_NOTE_BOOL, 0 }, { "devrandom", F_NOTE_BOOL, 0 },
 	{ "forcedecode", F_NOTE_BOOL, 0 }, { "trace", F_NOTE_STR, 0 },
 	{ "cpuprofile", F_NOTE_STR, 0 }, { "memprofile", F_NOTE_STR, 0 },
-	{ "sharedstorage", F_IGN_BOOL, 0 },
 };
 
 /* What main says about each F_NOTE_* flag given. */

@@ -41,7 +41,7 @@ struct args {
 	const char *quarantine;
 	/* mount */
 	bool fg, nosyslog, ro, rw, allow_other, nonempty, quiet, debug;
-	bool noprealloc;
+	bool noprealloc, sharedstorage;
 	/* reverse mode: -exclude/-e, -exclude-wildcard/-ew, -exclude-from */
 	struct args_list exclude, exclude_wildcard, exclude_from;
 	bool one_file_system;

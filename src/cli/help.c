@@ -93,6 +93,7 @@ static const struct {
 	{ "rw", NULL, "Mount read-write (default)" },
 	{ "scryptn", "N", "scrypt cost parameter logN (default 16)" },
 	{ "serialize_reads", NULL, "Serve one read at a time" },
+	{ "sharedstorage", NULL, "Several mounts share the cipherdir (locks)" },
 	{ "speed", NULL, "Run crypto speed test" },
 	{ "suid", NULL, "Allow suid binaries (root only)" },
 	{ "trace", "FILE", "Accepted; veilfs writes no Go trace" },

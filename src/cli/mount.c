@@ -144,6 +144,7 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 	fo->allow_other = a->allow_other;
 	fo->nonempty = a->nonempty;
 	fo->noprealloc = a->noprealloc;
+	fo->sharedstorage = a->sharedstorage;
 	fo->debug = a->fusedebug;
 	fo->quiet = a->quiet;
 	fo->fsname = a->fsname;

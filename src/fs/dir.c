@@ -437,8 +437,18 @@ struct open_args {
 static int make_file(int dfd, const char *stored, void *arg)
 {
 	struct open_args *a = arg;
+	int tries;
 
 	a->fd = openat(dfd, stored, a->flags, a->mode);
+	/* Without O_EXCL an existing file is opened. A network backing may
+	 * still answer EEXIST when another client created the name at the
+	 * same moment (MooseFS does): open what is there now. */
+	for (tries = 0; a->fd < 0 && errno == EEXIST &&
+			!(a->flags & O_EXCL) && tries < 8; tries++) {
+		a->fd = openat(dfd, stored, a->flags & ~O_CREAT);
+		if (a->fd < 0 && errno == ENOENT)
+			a->fd = openat(dfd, stored, a->flags, a->mode);
+	}
 	return a->fd < 0 ? -errno : 0;
 }
 
@@ -554,7 +564,7 @@ out_loc:
 static void drop_name(struct fs *fs, struct inode *dir, const char *stored,
 		      const struct stat *st)
 {
-	struct inode *in = inode_find_pin(fs, st->st_dev, st->st_ino);
+	struct inode *in = inode_find_entry_pin(fs, dir, stored, st);
 
 	if (!in)
 		return;
@@ -748,9 +758,9 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 	if (!(flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)))
 		sidecar_remove(sfd, &sn);
 
-	sin = inode_find_pin(fs, sst.st_dev, sst.st_ino);
+	sin = inode_find_entry_pin(fs, dir, sn.stored, &sst);
 	if (have_dst)
-		din = inode_find_pin(fs, dst.st_dev, dst.st_ino);
+		din = inode_find_entry_pin(fs, newdir, dn.stored, &dst);
 	if (din && din != sin) {
 		if (flags & RENAME_EXCHANGE) {
 			inode_move(fs, din, newdir, dn.stored, dir, sn.stored);

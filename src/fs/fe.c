@@ -121,8 +121,8 @@ void fe_fill_entry(struct fs *fs, struct fuse_entry_param *e,
 	e->ino = inode_nodeid(fs, in);
 	e->attr = *st;
 	fix_attr(fs, in, &e->attr);
-	e->attr_timeout = FE_TIMEOUT;
-	e->entry_timeout = FE_TIMEOUT;
+	e->attr_timeout = fs_cache_timeout(fs);
+	e->entry_timeout = fs_cache_timeout(fs);
 }
 
 void fe_reply_entry(fuse_req_t req, int rc, struct inode *in,
@@ -149,7 +149,7 @@ void fe_reply_attr(fuse_req_t req, int rc, struct inode *in, struct stat *st)
 		return;
 	}
 	fix_attr(fs, in, st);
-	fuse_reply_attr(req, st, FE_TIMEOUT);
+	fuse_reply_attr(req, st, fs_cache_timeout(fs));
 }
 
 void fe_init(void *userdata, struct fuse_conn_info *conn)

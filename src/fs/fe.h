@@ -22,9 +22,6 @@
 struct fs;
 struct inode;
 
-/* Attribute and entry timeout of every reply, seconds. */
-#define FE_TIMEOUT 1.0
-
 /* One entry of a listing snapshot. */
 struct dir_ent {
 	char *name;	/* as shown in the view */

@@ -19,6 +19,7 @@
 #include "common/secmem.h"
 #include "fs/file.h"
 #include "fs/inode.h"
+#include "fs/shared.h"
 
 #define PBS CONTENT_PLAIN_BS
 #define HL CONTENT_HEADER_LEN
@@ -62,6 +63,17 @@ static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 		}
 		done += (size_t)r;
 	}
+	return 0;
+}
+
+/* Ask the backing filesystem to flush fd's file as a close would (NFS, sshfs
+ * and MooseFS then send what was written to the server): close a dup. */
+static int flush_backing(int fd)
+{
+	int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (d < 0 || close(d) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -443,6 +455,60 @@ static int open_backing(struct fs *fs, struct inode *in, bool want_w,
 	return fd;
 }
 
+/* -sharedstorage (shared.c): a change goes through a backing fd of its own,
+ * opened for it and closed after it, since MooseFS keeps showing the size
+ * that a client wrote through an open file, whatever other clients do,
+ * until that file is closed. It locks the whole file, or (len > 0) what a
+ * write of len bytes at off needs; the file ID is read anew under the
+ * lock. On success *fd is the locked fd, for change_end. */
+static int change_begin(struct fs *fs, struct inode *in, int *fd,
+			uint64_t off, size_t len, bool append)
+{
+	bool rw;
+	int rc;
+
+	*fd = open_backing(fs, in, true, &rw);
+	if (*fd < 0)
+		return *fd;
+	rc = len ? shared_lock_write(fs, *fd, off, len, append) :
+		   shared_lock_whole(fs, *fd, true, off);
+	if (rc) {
+		close(*fd);
+		*fd = -1;
+		return rc;
+	}
+	in->id_valid = false;
+	return 0;
+}
+
+/* The end of a change that returned rc: flush the backing file as a close
+ * would, so that the next holder of the lock, wherever it runs, reads what
+ * was written, then unlock and close. Returns rc or the first error. */
+static int change_end(int fd, int rc)
+{
+	int urc = flush_backing(fd);
+
+	shared_unlock(fd);
+	if (close(fd) < 0 && !urc)
+		urc = -errno;
+	return rc ? rc : urc;
+}
+
+/* truncate_locked on fd, or with -sharedstorage under the backing file's
+ * lock. rw held for writing. */
+static int truncate_any(struct fs *fs, struct inode *in, int fd,
+			uint64_t size)
+{
+	int rc;
+
+	if (!fs->opt.sharedstorage)
+		return truncate_locked(fs, in, fd, size);
+	rc = change_begin(fs, in, &fd, size, 0, false);
+	if (rc)
+		return rc;
+	return change_end(fd, truncate_locked(fs, in, fd, size));
+}
+
 void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 {
 	(void)fs;
@@ -478,7 +544,7 @@ int file_open(struct fs *fs, struct inode *in, int flags)
 	}
 	in->fd_refs++;
 	if ((flags & O_TRUNC) && want_w) {
-		rc = truncate_locked(fs, in, in->fd, 0);
+		rc = truncate_any(fs, in, in->fd, 0);
 		if (rc && --in->fd_refs == 0) {
 			close(in->fd);
 			in->fd = -1;
@@ -502,19 +568,17 @@ void file_release(struct fs *fs, struct inode *in)
 	pthread_rwlock_unlock(&in->rw);
 }
 
-int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
-	      uint8_t **bufp, const uint8_t **data, size_t *len)
+/* file_read with rw held; -EBADMSG with *bad set when a block fails to
+ * authenticate. */
+static int read_locked(struct fs *fs, struct inode *in, size_t size,
+		       uint64_t off, uint8_t **bufp, const uint8_t **data,
+		       size_t *len, uint64_t *bad)
 {
-	uint64_t b0, b1, bad = 0;
+	uint64_t b0, b1;
 	size_t n, clen, got, ptlen, skip;
 	uint8_t *buf = NULL, *pt;
 	int rc;
 
-	*bufp = NULL;
-	*len = 0;
-	if (!size)
-		return 0;
-	pthread_rwlock_rdlock(&in->rw);
 	if (in->fd < 0) {
 		rc = -EBADF;
 		goto out;
@@ -537,12 +601,10 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	if (rc || !got)
 		goto out;
 	rc = content_decrypt_blocks(fs->content, pt, &ptlen, buf, got, b0,
-				    in->id, &bad);
+				    in->id, bad);
 	if (rc) {
-		if (rc == -EBADMSG)
-			log_warn("inode %ju: block %ju is corrupt",
-				 (uintmax_t)in->ino, (uintmax_t)bad);
-		rc = -EIO;
+		if (rc != -EBADMSG)
+			rc = -EIO;
 		goto out;
 	}
 	skip = (size_t)(off - b0 * PBS);
@@ -553,9 +615,64 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 		buf = NULL;
 	}
 out:
-	pthread_rwlock_unlock(&in->rw);
 	free(buf);
 	return rc < 0 ? rc : 0;
+}
+
+int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
+	      uint8_t **bufp, const uint8_t **data, size_t *len)
+{
+	uint64_t bad = 0;
+	int rc, tries;
+
+	*bufp = NULL;
+	*len = 0;
+	if (!size)
+		return 0;
+	pthread_rwlock_rdlock(&in->rw);
+	rc = read_locked(fs, in, size, off, bufp, data, len, &bad);
+	pthread_rwlock_unlock(&in->rw);
+	/* shared.c: another mount may be rewriting the block, or have given
+	 * the file a new ID: read again under a shared lock, which waits for
+	 * its writer, with the ID read anew. A few times, with a pause, for
+	 * backings whose locks do not reach the other mount. */
+	for (tries = 0; rc == -EBADMSG && fs->opt.sharedstorage && tries < 5;
+	     tries++) {
+		if (tries)
+			usleep(1000u << tries);
+		pthread_rwlock_wrlock(&in->rw);
+		rc = in->fd < 0 ? -EBADF :
+				  shared_lock_whole(fs, in->fd, false, off);
+		if (!rc) {
+			in->id_valid = false;
+			rc = read_locked(fs, in, size, off, bufp, data, len,
+					 &bad);
+			shared_unlock(in->fd);
+		}
+		pthread_rwlock_unlock(&in->rw);
+	}
+	if (rc == -EBADMSG) {
+		log_warn("inode %ju: block %ju is corrupt", (uintmax_t)in->ino,
+			 (uintmax_t)bad);
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/* -sharedstorage: a change under the backing file's lock (see
+ * change_begin), never answered early. rw held for writing. */
+static int write_shared(struct fs *fs, struct inode *in, const uint8_t *data,
+			size_t len, uint64_t off, bool append)
+{
+	int fd, rc;
+
+	if (!len)
+		return 0;
+	rc = change_begin(fs, in, &fd, off, len, append);
+	if (rc)
+		return rc;
+	return change_end(fd, write_locked(fs, in, fd, data, len, off, append,
+					   NULL));
 }
 
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
@@ -566,6 +683,8 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	pthread_rwlock_wrlock(&in->rw);
 	if (in->fd < 0 || !in->fd_rw)
 		rc = -EBADF;
+	else if (fs->opt.sharedstorage)
+		rc = write_shared(fs, in, data, len, off, append);
 	else
 		rc = write_locked(fs, in, in->fd, data, len, off, append, ack);
 	if (rc && ack && ack->done) {
@@ -593,13 +712,22 @@ static int take_wb_err(struct inode *in)
 	return rc;
 }
 
+/* Close-to-open: taking rw waits for a write in progress (an early answered
+ * one included: its writer holds rw until the blocks are written), so every
+ * byte written through the closing descriptor is on the backing file. Closing
+ * a dup of the backing fd then makes the backing filesystem do what it does
+ * on a close (NFS, sshfs, MooseFS: send the written data to the server) and
+ * returns its error. */
 int file_flush(struct fs *fs, struct inode *in)
 {
-	int rc;
+	int rc = 0;
 
 	(void)fs;
 	pthread_rwlock_rdlock(&in->rw);
-	rc = take_wb_err(in);
+	if (in->fd >= 0 && in->fd_rw)
+		rc = flush_backing(in->fd);
+	if (!rc)
+		rc = take_wb_err(in);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }
@@ -621,7 +749,7 @@ int file_truncate(struct fs *fs, struct inode *in, uint64_t size)
 		if (!in->fd_refs)
 			in->id_valid = false;
 	}
-	rc = truncate_locked(fs, in, fd, size);
+	rc = truncate_any(fs, in, fd, size);
 	if (tmp) {
 		close(fd);
 		if (!in->fd_refs)
@@ -636,16 +764,24 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		   uint64_t len)
 {
 	uint64_t b0, coff, cend, csize = 0, S;
-	int rc;
+	bool locked = false;
+	int rc, fd;
 
 	if (mode & ~FALLOC_FL_KEEP_SIZE)
 		return -EOPNOTSUPP;
 	if (!len)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&in->rw);
-	if (in->fd < 0 || !in->fd_rw) {
+	fd = in->fd;
+	if (fd < 0 || !in->fd_rw) {
 		rc = -EBADF;
 		goto out;
+	}
+	if (fs->opt.sharedstorage) {
+		rc = change_begin(fs, in, &fd, off, 0, false);
+		if (rc)
+			goto out;
+		locked = true;
 	}
 	/* Reserve the ciphertext that a file of size off + len has up to
 	 * that size: from the start of the first block (the header too for
@@ -654,7 +790,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	b0 = off / PBS;
 	coff = b0 ? content_block_cipher_off(fs->content, b0) : 0;
 	cend = content_plain_to_cipher_size(fs->content, off + len);
-	if (fallocate(in->fd, FALLOC_FL_KEEP_SIZE, (off_t)coff,
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)coff,
 		      (off_t)(cend - coff)) < 0) {
 		rc = -errno;
 		goto out;
@@ -662,13 +798,15 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	rc = 0;
 	if (mode & FALLOC_FL_KEEP_SIZE)
 		goto out;
-	rc = cipher_size(in->fd, &csize);
+	rc = cipher_size(fd, &csize);
 	if (rc)
 		goto out;
 	S = content_cipher_to_plain_size(fs->content, csize, NULL);
 	if (off + len > S)
-		rc = truncate_locked(fs, in, in->fd, off + len);
+		rc = truncate_locked(fs, in, fd, off + len);
 out:
+	if (locked)
+		rc = change_end(fd, rc);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }

@@ -41,8 +41,9 @@ struct file_ack {
  * Returns 0 or -errno (meaningful while !ack->done). */
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	       size_t len, uint64_t off, bool append, struct file_ack *ack);
-/* The error of a write acknowledged early, once (0 if none); waits for a
- * write in progress. For flush (close). */
+/* For flush (close): waits for a write in progress, asks the backing
+ * filesystem to flush the file as a close would, and returns its error or
+ * the error of a write acknowledged early (once), else 0. */
 int file_flush(struct fs *fs, struct inode *in);
 int file_truncate(struct fs *fs, struct inode *in, uint64_t size);
 int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,

@@ -27,6 +27,7 @@
 #include "fs/fs.h"
 #include "fs/idle.h"
 #include "fs/inode.h"
+#include "fs/shared.h"
 
 #define MAX_IO (1u << 20)
 /* How long a worker polls for the next request before it sleeps (chan.c);
@@ -363,6 +364,8 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	rc = inode_table_init(fs);
 	if (rc)
 		return rc == -ENOMEM ? -ENOMEM : FS_ERR_CIPHERDIR;
+	if (fs->opt.sharedstorage)
+		shared_probe(fs);
 	fs->lru_max = fd_budget();
 	rc = check_mountpoint(fs);
 	if (rc)

@@ -31,6 +31,7 @@ struct fs_options {
 	bool allow_other;	/* -allow_other (implies default_permissions) */
 	bool nonempty;		/* allow a non-empty mountpoint */
 	bool noprealloc;	/* -noprealloc */
+	bool sharedstorage;	/* -sharedstorage: see file.c, inode.c */
 	bool debug;		/* -fusedebug: libfuse's debug output */
 	bool quiet;		/* -q */
 	const char *fsname;	/* -fsname, NULL: cipherdir */

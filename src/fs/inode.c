@@ -7,6 +7,13 @@
  * parent's directory fd and the stored name with O_NOFOLLOW, so a symlink
  * placed into CIPHERDIR never leads the daemon outside of it; a re-opened
  * directory is checked against its (dev, ino).
+ *
+ * With -sharedstorage other mounts delete and re-create objects behind our
+ * back, so a backing inode number may soon name another object (and on
+ * sshfs the numbers are the client's own, reused after it forgets them): an
+ * inode is then the object at one name, found by (parent, name) and its
+ * (dev, ino), never by the number alone; hard links are separate inodes
+ * (with the same shown inode number).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -323,13 +330,49 @@ static struct inode *new_locked(struct fs *fs, struct inode *parent,
 	return in;
 }
 
+/* -sharedstorage: the inode of the object st at (parent, name); a link of
+ * that name to any other inode is stale and dropped. fs->lock held. */
+static struct inode *find_name_locked(struct fs *fs, struct inode *parent,
+				      const char *name, const struct stat *st)
+{
+	struct ilink *l;
+	struct inode *in, *o;
+
+	if (st->st_dev == fs->root.dev && st->st_ino == fs->root.ino)
+		return &fs->root;
+again:
+	in = NULL;
+	for (l = fs->ltab[lhash_of(fs, parent, name)]; l; l = l->hnext) {
+		if (l->parent != parent || l->owner->kind != INODE_REAL ||
+		    strcmp(l->name, name))
+			continue;
+		o = l->owner;
+		if (!in && !o->stale && o->dev == st->st_dev &&
+		    o->ino == st->st_ino &&
+		    o->type == (st->st_mode & S_IFMT)) {
+			in = o;
+			continue;
+		}
+		/* Freeing o may free other links of the chain: rescan. */
+		o->pins++;
+		del_link_locked(fs, o, parent, name);
+		o->pins--;
+		maybe_free_locked(fs, o);
+		goto again;
+	}
+	return in;
+}
+
 struct inode *inode_lookup_add(struct fs *fs, struct inode *parent,
 			       const char *name, const struct stat *st)
 {
 	struct inode *in;
 
 	pthread_mutex_lock(&fs->lock);
-	in = find_locked(fs, st->st_dev, st->st_ino);
+	if (fs->opt.sharedstorage)
+		in = find_name_locked(fs, parent, name, st);
+	else
+		in = find_locked(fs, st->st_dev, st->st_ino);
 	if (in && in != &fs->root &&
 	    (in->type != (st->st_mode & S_IFMT) ||
 	     (!in->links && (in->type == S_IFDIR || !in->fd_refs)))) {
@@ -410,6 +453,21 @@ struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino)
 	if (in)
 		in->pins++;
 	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
+struct inode *inode_find_entry_pin(struct fs *fs, struct inode *parent,
+				   const char *name, const struct stat *st)
+{
+	struct inode *in;
+
+	if (!fs->opt.sharedstorage)
+		return inode_find_pin(fs, st->st_dev, st->st_ino);
+	in = inode_find_name_pin(fs, parent, name);
+	if (in && (in->dev != st->st_dev || in->ino != st->st_ino)) {
+		inode_unpin(fs, in);
+		in = NULL;
+	}
 	return in;
 }
 

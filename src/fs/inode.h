@@ -144,6 +144,16 @@ struct fs {
  * /proc/self/mountinfo (the mount itself is not touched). 0 or -ENOENT. */
 int fs_mount_devno(const char *mnt, char *out, size_t cap);
 
+/* How long the kernel may cache attributes and names (and xattr.c its "no
+ * attributes" answers), in seconds: the one place that sets it. With
+ * -sharedstorage other mounts change the cipherdir behind our back, so
+ * nothing is cached. */
+#define FS_CACHE_TIMEOUT 1.0
+static inline double fs_cache_timeout(const struct fs *fs)
+{
+	return fs->opt.sharedstorage ? 0.0 : FS_CACHE_TIMEOUT;
+}
+
 /* Location of an inode: its parent (pinned) and a copy of its stored name. */
 struct loc {
 	struct inode *parent;
@@ -172,6 +182,10 @@ void inode_forget(struct fs *fs, struct inode *in, uint64_t n);
 /* Find an existing inode without taking a reference (NULL if none). The
  * result is pinned; release with inode_unpin. */
 struct inode *inode_find_pin(struct fs *fs, dev_t dev, ino_t ino);
+/* The inode of the object st known as (parent, name), pinned; NULL if none
+ * (by (dev, ino); with -sharedstorage by the name). */
+struct inode *inode_find_entry_pin(struct fs *fs, struct inode *parent,
+				   const char *name, const struct stat *st);
 /* The real inode known by the name (parent, name), pinned; NULL if none. */
 struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
 				  const char *name);

@@ -322,6 +322,17 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, -rc);
 }
 
+/* -sharedstorage: an appending handle bypasses the page cache. A cached
+ * write is split at page boundaries that the kernel computes from its own
+ * idea of the end of the file; while another mount appends, each piece
+ * would land at the real end on its own, between the other's records. */
+static void set_append_io(struct fs *fs, struct fuse_file_info *fi)
+{
+	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	if (fs->opt.sharedstorage && (fi->flags & O_APPEND))
+		fi->direct_io = 1;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
@@ -339,7 +350,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	inode_pin(fs, in);
 	atomic_fetch_add(&fs->nopen, 1);
-	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	set_append_io(fs, fi);
 	/* A read-only descriptor has nothing to flush (file_flush only
 	 * reports write errors): spare the FLUSH round trip on its close. */
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
@@ -370,7 +381,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	inode_pin(fs, in);
 	atomic_fetch_add(&fs->nopen, 1);
-	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
+	set_append_io(fs, fi);
 	fi->keep_cache = fs->opt.kernel_cache;
 	fe_fill_entry(fs, &e, in, &st);
 	if (fuse_reply_create(req, &e, fi) < 0) {

@@ -23,9 +23,9 @@
 #define XATTR_VAL_MAX 65536
 #define XATTR_NAME_BUF 512
 /* How long "this object has no attributes" is believed: as long as the
- * kernel caches attributes (ops.c TIMEOUT). `ls -l` asks for two
+ * kernel caches attributes (fs_cache_timeout). `ls -l` asks for two
  * attributes of every file; the second answer then needs no syscall. */
-#define XNONE_NS 1000000000ull
+#define XNONE_NS ((uint64_t)(FS_CACHE_TIMEOUT * 1e9))
 
 static bool is_acl(const char *name)
 {
@@ -41,10 +41,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool xnone_cached(struct inode *in)
+static bool xnone_cached(const struct fs *fs, struct inode *in)
 {
 	bool r;
 
+	if (fs_cache_timeout(fs) <= 0)
+		return false;
 	pthread_mutex_lock(&in->hdr_lock);
 	r = in->xnone_until && in->xnone_gen == in->xgen && !in->xbusy &&
 	    now_ns() < in->xnone_until;
@@ -152,7 +154,7 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	 * file capabilities (spec §4.10). */
 	if (!fs->opt.suid && !strcmp(name, "security.capability"))
 		return -EOPNOTSUPP;
-	if (in->type == S_IFLNK || xnone_cached(in))
+	if (in->type == S_IFLNK || xnone_cached(fs, in))
 		return -ENODATA;
 	rc = enc_xname(fs, name, xname, sizeof(xname));
 	if (rc)
@@ -295,7 +297,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	long g;
 
 	*len = 0;
-	if (in->type == S_IFLNK || xnone_cached(in))
+	if (in->type == S_IFLNK || xnone_cached(fs, in))
 		return 0;
 	g = xgen_snapshot(in);
 	rc = xopen(fs, in, path, sizeof(path), &fd);

@@ -103,6 +103,8 @@ DISPOSITION = {
             "test_kernel_options_and_precedence_as_gocryptfs"),
     "scryptn": T("test_cli.py", "test_passwd_bad_scryptn"),
     "serialize_reads": T("test_mount_flags.py", "test_serialize_reads"),
+    "sharedstorage": T("test_net_backings.py",
+                       "test_shared_concurrent_writers"),
     "speed": T("test_cli.py", "test_speed"),
     "suid": T("test_mount_flags.py", "test_suid_binary_run_by_another_user"),
     "trace": NOTE,
@@ -111,11 +113,9 @@ DISPOSITION = {
     "xchacha": T("test_cli.py", "test_mount_masterkey_flags"),
     "zerokey": T("test_mount_flags.py",
                  "test_masterkey_format_flags_as_gocryptfs"),
-    # Flags that open issues bring. While veilfs does not know one, it is
-    # refused as an unknown flag (exit 1); once it knows it, this test
-    # fails until the flag gets a disposition above.
-    # known already, their meaning is the open issue's
-    "sharedstorage": ("pending-known", "#17"),
+    # A flag an open issue brings gets ("pending", "#N"): while veilfs
+    # does not know it, it is refused as an unknown flag (exit 1); once it
+    # knows it, this test fails until the flag gets a disposition above.
 }
 
 SAMPLE = {"openssl": "auto", "force_owner": "1:2", "idle": "1s", "i": "1s",
@@ -239,7 +239,7 @@ def _module_consts(path):
 def test_no_flag_is_ignored_silently():
     """Beyond gocryptfs's list: every flag veilfs's own table has is in
     the man page, and the table holds no flag that is dropped without a
-    word (the one exception, -sharedstorage, is issue #17's)."""
+    word."""
     hh = _veilfs_hh()
     with open(MAN) as f:
         man = f.read()
@@ -248,7 +248,7 @@ def test_no_flag_is_ignored_silently():
     assert not missing, missing
     src = open(os.path.join(util.SRC_DIR, "src", "cli", "args.c")).read()
     ignored = re.findall(r'\{ "([\w-]+)", F_IGN_\w+', src)
-    assert ignored == ["sharedstorage"], ignored
+    assert ignored == [], ignored
 
 
 def _complete(words):

@@ -152,9 +152,28 @@ TEST(impl_synonyms_and_ignored)
 
 	ASSERT_INT_EQ(parse(&a, argc, v), 0);
 	ASSERT_STR_EQ(a.impl, "A");
+	ASSERT(!a.sharedstorage);
 	args_free(&a);
 	ASSERT_INT_EQ(parse(&a, argc2, w), 0);
 	ASSERT_STR_EQ(a.impl, "C");
+	args_free(&a);
+	freeargv(v);
+	freeargv(w);
+}
+
+TEST(sharedstorage)
+{
+	int argc, argc2;
+	char **v = ARGV("-sharedstorage", "-o", "sharedstorage=false", "c",
+			"m");
+	char **w = mkargv(&argc2, "-o", "ro,sharedstorage", "c", "m", NULL);
+	struct args a;
+
+	ASSERT_INT_EQ(parse(&a, argc, v), 0);
+	ASSERT(!a.sharedstorage);
+	args_free(&a);
+	ASSERT_INT_EQ(parse(&a, argc2, w), 0);
+	ASSERT(a.sharedstorage && a.ro);
 	args_free(&a);
 	freeargv(v);
 	freeargv(w);
@@ -364,7 +383,8 @@ TEST(exclusion_lists)
 RUN_TESTS(T(defaults), T(dash_forms_and_values),
 	  T(flags_after_positionals_and_double_dash),
 	  T(repeated_password_sources), T(o_options),
-	  T(impl_synonyms_and_ignored), T(usage_errors), T(mount_flags),
+	  T(impl_synonyms_and_ignored), T(sharedstorage), T(usage_errors),
+	  T(mount_flags),
 	  T(idle_and_openssl_values), T(ignored_flags_leave_a_note),
 	  T(fstab_only_options_refused), T(flag_table_walk),
 	  T(exclusion_lists))
