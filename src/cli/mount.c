@@ -157,7 +157,9 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 	fo->kernel_cache = a->kernel_cache;
 	fo->acl = a->acl;
 	fo->serialize_reads = a->serialize_reads;
-	fo->idle_ns = a->idle_ns;
+	/* -idle is for forward mode only; gocryptfs 2.3 ignores it in
+	 * reverse mode (a backup reads the view when it likes). */
+	fo->idle_ns = a->reverse ? 0 : a->idle_ns;
 	fo->badname = a->badname;
 	fo->nbadname = a->nbadname;
 }

@@ -443,6 +443,21 @@ def test_read_only(mounter, tmp_path):
     assert util.snapshot(plain) == before
 
 
+def test_idle_ignored(mounter, gocryptfs, tmp_path):
+    """-idle is for forward mode only: gocryptfs 2.3 ignores it in reverse
+    mode, and so does veilfs (the view stays mounted however long it is
+    left alone)."""
+    plain = str(tmp_path / "plain")
+    _init_reverse(mounter, plain, [])
+    write_file(os.path.join(plain, "f"), b"data")
+    ms = [_rmount(mounter, plain, b, extra=["-idle", "1s"])
+          for b in (util.VEILFS_BIN, gocryptfs)]
+    time.sleep(3)
+    for m in ms:
+        assert m.running and os.path.ismount(m.mnt), m.log()
+        mounter.unmount(m)
+
+
 def test_one_file_system(mounter, gocryptfs, tmp_path):
     plain = str(tmp_path / "plain")
     _init_reverse(mounter, plain, [])
