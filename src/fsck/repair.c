@@ -529,8 +529,8 @@ static int rename_obj(struct rctx *r, int dfd, const struct fnode *dir,
 				 (*next)++);
 			continue;
 		}
-		if (!rc)
-			rc = drop_sidecar(r, dfd, o);
+		if (!rc && (!lg || strcmp(o->side, side)))
+			rc = drop_sidecar(r, dfd, o); /* not the one it kept */
 		goto out;
 	}
 	rc = -EEXIST;
@@ -792,10 +792,14 @@ static int repair_dir(struct rctx *r, const struct fnode *node)
 
 		if (fine[i])
 			continue;
+		/* a parked entry did not fit a plausible name under this
+		 * IV when an earlier run parked it: one of an IV that run
+		 * made up may still decrypt, to garbage, now and then */
 		if (o->cname[0] &&
 		    !names_decrypt(x->n, target, o->cname, strlen(o->cname),
 				   plain, sizeof(plain)) &&
-		    (!new_iv || fo_plausible(plain, strlen(plain)))) {
+		    ((!new_iv && !o->parked) ||
+		     fo_plausible(plain, strlen(plain)))) {
 			snprintf(real, sizeof(real), "%s", plain);
 			how = o->parked ? "its name" :
 				"its name, stored under the wrong hash";

@@ -8,6 +8,8 @@ nothing is lost), large files cut into segments with holes, a
 (FIFOs, device nodes, symlinks where directories and sidecars were) that
 must neither hang nor redirect the walk."""
 
+import base64
+import hashlib
 import os
 import re
 import resource
@@ -19,11 +21,13 @@ import pytest
 
 import cli_util
 import fsck_util as fu
+import reliab_util as ru
 import util
 from conftest import require_fuse, require_gocryptfs
 from test_fsck import (NONE, ONE, d_block, d_diriv_deleted, d_last_fragment,
                        d_no_sidecar, d_orphan_sidecar, d_rmdir_leftover,
                        d_symlink, d_xattr_value, read)
+from test_reliability_tamper import mkname, vector_copy
 
 
 @pytest.fixture(scope="module")
@@ -342,6 +346,40 @@ def test_repair_interrupted_at_every_step(bases, tmp_path, mounter, how):
             n += 2  # every third step is enough for SIGINT
     # the combined damage takes over 20 steps to repair
     assert steps >= (20 if how == "kill" else 7), "only %d steps" % steps
+
+
+def test_parked_names_that_decrypt_to_garbage(tmp_path, mounter):
+    """What a run killed after it parked entries and wrote a made-up IV
+    leaves: parked names that now decrypt, to garbage, under the current
+    IV (1 in 256 of them pass the padding check). The rerun gives them
+    recovery names, as the killed run meant to, and keeps the sidecar of a
+    long one until the entry has its new name."""
+    cdir, pw, mk = vector_copy(tmp_path)
+    div = os.path.join(cdir, "gocryptfs.diriv")
+    park = "gocryptfs.veilfs-parked."
+    want = {}
+    for plain, junk in (("hello.txt", bytes([0x5a, 0xb2, 0x8e, 0x98]) * 3),
+                        ("5000.bin", b"\xff" * 200)):
+        want[plain] = read(os.path.join(ru.VECTORS, "gcm", "plain", plain))
+        cname = mkname(mk, div, junk)
+        stored = cname
+        if len(cname) > 255:
+            stored = "gocryptfs.longname." + base64.urlsafe_b64encode(
+                hashlib.sha256(cname.encode()).digest()).decode().rstrip("=")
+            with open(os.path.join(cdir, stored + ".name"), "w") as f:
+                f.write(cname)
+        os.rename(os.path.join(cdir, mkname(mk, div, plain.encode())),
+                  os.path.join(cdir, park + stored))
+    cd = fu.Cipherdir(cdir, "gcm", "gocryptfs", {}, {}, pw)
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 0, r.out + r.err
+    assert fu.summary(fu.vfsck(cd).out) == NONE
+    m = mounter.mount(cdir, args=["-passfile", pw])
+    names = set(os.listdir(m.p("")))
+    assert not names & set(want), names
+    got = sorted(read(m.p(n)) for n in names if n.startswith("recovered-"))
+    assert got == sorted(want.values())
+    mounter.unmount(m)
 
 
 # --- large files ---------------------------------------------------------------
