@@ -474,7 +474,9 @@ static int vaes_new(void **out, const uint8_t *key)
 	c = secmem_alloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	vaes_setup(c, key);
+	vaes_setup(c, key); /* in the thread that will use it */
+	aead_burn_stack();
+	aead_wipe_vregs();
 	*out = c;
 	return 0;
 }
@@ -546,6 +548,7 @@ static int vaes_seal(void *ctx, uint8_t *body, const uint8_t *nonce,
 	int rc = seal_w(ctx, body, nonce, pt, ptlen, aad, aadlen);
 
 	aead_burn_stack();
+	aead_wipe_vregs();
 	return rc;
 }
 
@@ -556,6 +559,7 @@ static int vaes_open(void *ctx, uint8_t *pt, const uint8_t *nonce,
 	int rc = open_w(ctx, pt, nonce, body, bodylen, aad, aadlen);
 
 	aead_burn_stack();
+	aead_wipe_vregs();
 	return rc;
 }
 
@@ -564,6 +568,7 @@ static int vaes_seal_run(void *ctx, const struct aead_run *r)
 	int rc = seal_run_w(ctx, r);
 
 	aead_burn_stack();
+	aead_wipe_vregs();
 	return rc;
 }
 
@@ -572,6 +577,7 @@ static int vaes_open_run(void *ctx, const struct aead_run *r, size_t *bad)
 	int rc = open_run_w(ctx, r, bad);
 
 	aead_burn_stack();
+	aead_wipe_vregs();
 	return rc;
 }
 

@@ -666,6 +666,7 @@ static void burn(void *ctx)
 {
 	clear_msg(ctx);
 	aead_burn_stack();
+	aead_wipe_vregs();
 }
 
 NOINLINE void seal_w(void *ctx, uint8_t *body, const uint8_t *nonce,
