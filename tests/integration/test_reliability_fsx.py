@@ -63,9 +63,9 @@ def test_fsx_noprealloc(tmp_path):
 @ru.long_stage
 @pytest.mark.parametrize('cipher', sorted(ru.CIPHERS))
 def test_fsx_long(tmp_path, cipher):
-    """Long stage (VEILFS_LONG=1): 5x the operations, 8 processes."""
+    """Long stage (VEILFS_LONG=1): 3x the operations, 8 processes."""
     seed = ru.base_seed()
     print('seed', seed)
     with ru.new_fs(tmp_path, cipher) as m:
-        run_fsx(m, tmp_path, seed, ru.fsx_ops() * 5)
+        run_fsx(m, tmp_path, seed, ru.fsx_ops() * 3)
         run_fsx(m, tmp_path, seed + 1, ru.fsx_ops() // 2, nproc=8)
