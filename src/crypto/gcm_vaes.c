@@ -474,9 +474,8 @@ static int vaes_new(void **out, const uint8_t *key)
 	c = secmem_alloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	vaes_setup(c, key); /* in the thread that will use it */
-	aead_burn_stack();
-	aead_wipe_vregs();
+	vaes_setup(c, key);
+	aead_wipe_vregs(); /* the round keys */
 	*out = c;
 	return 0;
 }

@@ -2,6 +2,10 @@
 /*
  * Stack scans (see stackscan.h). The buffer is read, never written:
  * volatile, so that the reads of what earlier calls left there happen.
+ * The register scan dumps the registers before anything here can use one,
+ * into static memory, and reads the words it looks for one at a time
+ * (volatile): no copy of them lands on the stack a later scan reads, nor
+ * in a vector register.
  */
 #include "stackscan.h"
 
@@ -24,5 +28,55 @@ __attribute__((noinline)) int stack_hits(const uint8_t *words, size_t n)
 	for (size_t i = 0; i < SCAN_WORDS; i++)
 		for (size_t k = 0; k < n; k++)
 			hits += buf[i] == w[k];
+	return hits;
+}
+
+static uint32_t vregs[32 * 16] __attribute__((aligned(64)));
+
+__attribute__((noinline)) int vreg_hits(const uint8_t *words, size_t n)
+{
+	const volatile uint8_t *v = words;
+	int hits = 0;
+
+	__asm__ volatile(
+			 "vmovdqu64 %%zmm0, 0(%0)\n\t"
+			 "vmovdqu64 %%zmm1, 64(%0)\n\t"
+			 "vmovdqu64 %%zmm2, 128(%0)\n\t"
+			 "vmovdqu64 %%zmm3, 192(%0)\n\t"
+			 "vmovdqu64 %%zmm4, 256(%0)\n\t"
+			 "vmovdqu64 %%zmm5, 320(%0)\n\t"
+			 "vmovdqu64 %%zmm6, 384(%0)\n\t"
+			 "vmovdqu64 %%zmm7, 448(%0)\n\t"
+			 "vmovdqu64 %%zmm8, 512(%0)\n\t"
+			 "vmovdqu64 %%zmm9, 576(%0)\n\t"
+			 "vmovdqu64 %%zmm10, 640(%0)\n\t"
+			 "vmovdqu64 %%zmm11, 704(%0)\n\t"
+			 "vmovdqu64 %%zmm12, 768(%0)\n\t"
+			 "vmovdqu64 %%zmm13, 832(%0)\n\t"
+			 "vmovdqu64 %%zmm14, 896(%0)\n\t"
+			 "vmovdqu64 %%zmm15, 960(%0)\n\t"
+			 "vmovdqu64 %%zmm16, 1024(%0)\n\t"
+			 "vmovdqu64 %%zmm17, 1088(%0)\n\t"
+			 "vmovdqu64 %%zmm18, 1152(%0)\n\t"
+			 "vmovdqu64 %%zmm19, 1216(%0)\n\t"
+			 "vmovdqu64 %%zmm20, 1280(%0)\n\t"
+			 "vmovdqu64 %%zmm21, 1344(%0)\n\t"
+			 "vmovdqu64 %%zmm22, 1408(%0)\n\t"
+			 "vmovdqu64 %%zmm23, 1472(%0)\n\t"
+			 "vmovdqu64 %%zmm24, 1536(%0)\n\t"
+			 "vmovdqu64 %%zmm25, 1600(%0)\n\t"
+			 "vmovdqu64 %%zmm26, 1664(%0)\n\t"
+			 "vmovdqu64 %%zmm27, 1728(%0)\n\t"
+			 "vmovdqu64 %%zmm28, 1792(%0)\n\t"
+			 "vmovdqu64 %%zmm29, 1856(%0)\n\t"
+			 "vmovdqu64 %%zmm30, 1920(%0)\n\t"
+			 "vmovdqu64 %%zmm31, 1984(%0)\n\t"
+			 : : "r"(vregs) : "memory");
+	for (size_t i = 0; i < 32 * 16; i++)
+		for (size_t k = 0; k < n; k++)
+			hits += vregs[i] == ((uint32_t)v[4 * k] |
+					     (uint32_t)v[4 * k + 1] << 8 |
+					     (uint32_t)v[4 * k + 2] << 16 |
+					     (uint32_t)v[4 * k + 3] << 24);
 	return hits;
 }

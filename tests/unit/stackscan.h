@@ -14,4 +14,8 @@
  * calls it made before were. */
 int stack_hits(const uint8_t *words, size_t n);
 
+/* The same for the 32 AVX-512 vector registers as they are at the call
+ * (CPUs with AVX-512 only). */
+int vreg_hits(const uint8_t *words, size_t n);
+
 #endif

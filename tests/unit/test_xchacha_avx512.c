@@ -547,7 +547,7 @@ TEST(public_api_matches_openssl)
  * from them) to the stack; every entry point must leave none of it
  * behind. Without the wiping, GCC 12 left 164 subkey words after one seal.
  * Fixed keys and nonces, so that a chance match would fail every run. */
-TEST(no_subkey_left_on_stack)
+TEST(no_subkey_left_on_stack_or_in_registers)
 {
 	enum { N = 18, BS = 4096, CBS = 24 + BS + 16 };
 	uint8_t key[32], nonce[24], sub[3][32], fid[16] = { 7 };
@@ -581,8 +581,10 @@ TEST(no_subkey_left_on_stack)
 	hchacha20(sub[2], key, body + (N - 1) * CBS); /* a single one */
 	ASSERT_INT_EQ(im->ctx_new(&ctx, key), 0);
 	ASSERT_INT_EQ(im->seal(ctx, one, nonce, pt, BS, aad, 24), 0);
+	ASSERT_INT_EQ(vreg_hits(key, 8) + vreg_hits(sub[0], 8), 0);
 	ASSERT_INT_EQ(stack_hits(sub[0], 8), 0);
 	ASSERT_INT_EQ(im->open(ctx, pt, nonce, one, BS + 16, aad, 24), 0);
+	ASSERT_INT_EQ(vreg_hits(key, 8) + vreg_hits(sub[0], 8), 0);
 	ASSERT_INT_EQ(stack_hits(sub[0], 8), 0);
 	r.plain_in = pt;
 	r.cipher_out = body;
@@ -591,10 +593,14 @@ TEST(no_subkey_left_on_stack)
 	r.cbs = CBS;
 	r.file_id = fid;
 	ASSERT_INT_EQ(im->seal_run(ctx, &r), 0);
+	ASSERT_INT_EQ(vreg_hits(key, 8) + vreg_hits(sub[1], 8) +
+		      vreg_hits(sub[2], 8), 0);
 	ASSERT_INT_EQ(stack_hits(sub[1], 8) + stack_hits(sub[2], 8), 0);
 	r.cipher_in = body;
 	r.plain_out = pt;
 	ASSERT_INT_EQ(im->open_run(ctx, &r, &bad), 0);
+	ASSERT_INT_EQ(vreg_hits(key, 8) + vreg_hits(sub[1], 8) +
+		      vreg_hits(sub[2], 8), 0);
 	ASSERT_INT_EQ(stack_hits(sub[1], 8) + stack_hits(sub[2], 8), 0);
 	im->ctx_free(ctx);
 	free(body);
@@ -748,6 +754,6 @@ RUN_TESTS(T(rfc8439_poly1305_vectors), T(poly1305_matches_openssl),
 	  T(rfc8439_aead_vector), T(xchacha_draft_vector),
 	  T(matches_openssl_every_length), T(matches_openssl_every_aad_length),
 	  T(tampering_fails), T(runs_match_openssl_and_report_bad_block),
-	  T(public_api_matches_openssl), T(no_subkey_left_on_stack),
+	  T(public_api_matches_openssl), T(no_subkey_left_on_stack_or_in_registers),
 	  T(huge_stride_run), T(too_long_refused),
 	  T(unsupported_cpu_is_skipped))
