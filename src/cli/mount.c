@@ -154,7 +154,12 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 	fo->suid = a->suid && !a->nosuid;
 	fo->noexec = a->noexec;
 	fo->kernel_opts = a->ko;
-	fo->kernel_cache = a->kernel_cache;
+	/* other mounts change the files: pages kept across opens go stale
+	 * when a change keeps the size and the mtime */
+	fo->kernel_cache = a->kernel_cache && !a->sharedstorage;
+	if (a->kernel_cache && a->sharedstorage)
+		cli_err("-kernel_cache is ignored with -sharedstorage: other "
+			"mounts change the files");
 	fo->acl = a->acl;
 	fo->serialize_reads = a->serialize_reads;
 	/* -idle is for forward mode only; gocryptfs 2.3 ignores it in

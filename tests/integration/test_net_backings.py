@@ -432,6 +432,27 @@ def test_shared_hard_links(shared_place, mounter):
         assert util.read_file(b.p(n)) == want, r
 
 
+def test_shared_storage_ignores_kernel_cache(tmp_path, mounter):
+    """-kernel_cache keeps a file's pages across opens; another mount's
+    change that keeps the size and the mtime would then never show. Under
+    -sharedstorage it is ignored, with a line that says so."""
+    place = Place(None, "local", str(tmp_path))
+    cd = mounter.init(cipherdir=os.path.join(place.a, "cd"))
+    a = mounter.mount(cd, args=["-passfile", mounter.passfile,
+                                "-sharedstorage", "-kernel_cache"])
+    b = mounter.mount(os.path.join(place.b, "cd"),
+                      args=["-passfile", mounter.passfile, "-sharedstorage"])
+    assert "-kernel_cache is ignored with -sharedstorage" in a.log()
+    old, new = b"o" * 8192, b"n" * 8192
+    util.write_file(b.p("f"), old)
+    assert util.read_file(a.p("f")) == old  # in a's page cache now
+    back = util.only_backing_file(cd)
+    st = os.stat(back)
+    util.write_file(b.p("f"), new)
+    os.utime(back, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert util.read_file(a.p("f")) == new
+
+
 def test_shared_reader_during_rewrite(shared_place, mounter):
     """A rewrites a 256 KiB file over and over (whole blocks, versions
     v = 0, 1, ...); B reads it meanwhile: never EIO, every block is one
