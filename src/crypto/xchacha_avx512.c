@@ -644,7 +644,8 @@ static int xc5_new(void **out, const uint8_t *key)
  * 2.5 to 3.3 KiB with GCC 12 (-O2, -O3) and under 1.5 KiB with clang 14.
  * It runs in functions of its own (NOINLINE), and the entry points then
  * overwrite AEAD_BURN_BYTES of stack below their own frame, where those
- * frames were (about 3% of a 4 KiB seal; test: no_subkey_left_on_stack_or_in_registers).
+ * frames were (about 3% of a 4 KiB seal; test:
+ * no_subkey_left_on_stack_or_in_registers), and clear the registers.
  * Not in unoptimised builds, whose frames are far larger (up to 1.3 MiB
  * with clang -O0 and AddressSanitizer). They also clear what the context
  * keeps of the message (state, key stream, Poly1305 keys, subkeys): 53
