@@ -140,6 +140,23 @@ void fe_reply_entry(fuse_req_t req, int rc, struct inode *in,
 		inode_forget(fs, in, 1);
 }
 
+void fe_reply_lookup(fuse_req_t req, int rc, struct inode *in,
+		     const struct stat *st)
+{
+	struct fs *fs = fe_fs(req);
+	struct fuse_entry_param e;
+
+	if (rc != -ENOENT || fs_cache_timeout(fs) <= 0) {
+		fe_reply_entry(req, rc, in, st);
+		return;
+	}
+	/* A negative entry: the kernel remembers that the name is absent
+	 * (compilers and interpreters look for many absent files). */
+	memset(&e, 0, sizeof(e));
+	e.entry_timeout = fs_cache_timeout(fs);
+	fuse_reply_entry(req, &e);
+}
+
 void fe_reply_attr(fuse_req_t req, int rc, struct inode *in, struct stat *st)
 {
 	struct fs *fs = fe_fs(req);
@@ -261,6 +278,9 @@ void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&fs->lock);
 	atomic_fetch_add(&fs->nopen, 1);
 	fi->fh = (uint64_t)(uintptr_t)h;
+	/* The kernel drops its copy of a listing whenever the directory
+	 * changes through it; it may keep it otherwise. */
+	fi->cache_readdir = fi->keep_cache = fs->sole_writer;
 	if (fuse_reply_open(req, fi) < 0)
 		release_dir(fs, h);
 }

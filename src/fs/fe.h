@@ -56,6 +56,13 @@ struct fs_frontend {
 	const char *subtype;	/* FUSE subtype (mount type fuse.<subtype>) */
 	const struct fuse_lowlevel_ops *ops;
 	bool read_only;		/* always mounted ro */
+	/* How long the kernel may cache what the view shows (seconds; see
+	 * fs_cache_timeout). */
+	double cache_timeout;
+	/* Nothing but the kernel changes what the view shows (unless
+	 * -sharedstorage): it may keep file pages and directory listings
+	 * across opens (fs->sole_writer). */
+	bool sole_writer;
 	/* Build the frontend's state from arg in fs_new (may be NULL). */
 	int (*setup)(struct fs *fs, const void *arg);
 	/* Free it in fs_free; no request runs any more (may be NULL). */
@@ -87,6 +94,10 @@ void fe_reply_entry(fuse_req_t req, int rc, struct inode *in,
 		    const struct stat *st);
 void fe_fill_entry(struct fs *fs, struct fuse_entry_param *e,
 		   struct inode *in, const struct stat *st);
+/* fe_reply_entry for LOOKUP: -ENOENT becomes a negative entry the kernel
+ * caches as long as names (fs_cache_timeout). */
+void fe_reply_lookup(fuse_req_t req, int rc, struct inode *in,
+		     const struct stat *st);
 /* Reply attributes (fixed with fix_attr) or the error -rc. */
 void fe_reply_attr(fuse_req_t req, int rc, struct inode *in,
 		   struct stat *st);

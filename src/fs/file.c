@@ -525,12 +525,32 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 	pthread_rwlock_unlock(&in->rw);
 }
 
-int file_open(struct fs *fs, struct inode *in, int flags)
+/* What file_open compares to see whether a backing file changed: ctime and
+ * mtime change with every write, truncate or attribute change. Never 0. */
+static uint64_t cache_stamp(int fd)
+{
+	struct stat st;
+	uint64_t h;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	h = (uint64_t)st.st_ctim.tv_sec * 1000000000u +
+	    (uint64_t)st.st_ctim.tv_nsec;
+	h ^= ((uint64_t)st.st_mtim.tv_sec * 1000000000u +
+	      (uint64_t)st.st_mtim.tv_nsec) * 0x9e3779b97f4a7c15u;
+	h ^= (uint64_t)st.st_size * 0xc2b2ae3d27d4eb4fu;
+	return h ? h : 1;
+}
+
+int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache)
 {
 	bool want_w = (flags & O_ACCMODE) != O_RDONLY, rw;
 	int fd, rc = 0;
 
 	pthread_rwlock_wrlock(&in->rw);
+	/* Open already: every change since its open (which dropped the
+	 * cache if the file had changed) went through the kernel. */
+	*keep_cache = in->fd_refs > 0;
 	if (in->fd < 0 || (want_w && !in->fd_rw)) {
 		fd = open_backing(fs, in, want_w, &rw);
 		if (fd < 0) {
@@ -542,6 +562,9 @@ int file_open(struct fs *fs, struct inode *in, int flags)
 		in->fd = fd;
 		in->fd_rw = rw;
 	}
+	if (!*keep_cache)
+		*keep_cache = in->kc_stamp && in->kc_stamp == cache_stamp(in->fd);
+	*keep_cache = *keep_cache && fs->sole_writer;
 	in->fd_refs++;
 	if ((flags & O_TRUNC) && want_w) {
 		rc = truncate_any(fs, in, in->fd, 0);
@@ -561,6 +584,12 @@ void file_release(struct fs *fs, struct inode *in)
 	(void)fs;
 	pthread_rwlock_wrlock(&in->rw);
 	if (in->fd_refs && --in->fd_refs == 0) {
+		/* The kernel's pages match the backing file, unless a write
+		 * failed after its answer (the pages hold what it wrote). */
+		pthread_mutex_lock(&in->hdr_lock);
+		in->kc_stamp = in->wb_failed ? 0 : cache_stamp(in->fd);
+		in->wb_failed = false;
+		pthread_mutex_unlock(&in->hdr_lock);
 		close(in->fd);
 		in->fd = -1;
 		in->id_valid = false;
@@ -694,6 +723,7 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 		pthread_mutex_lock(&in->hdr_lock);
 		if (!in->wb_err)
 			in->wb_err = rc;
+		in->wb_failed = true;
 		pthread_mutex_unlock(&in->hdr_lock);
 	}
 	pthread_rwlock_unlock(&in->rw);

@@ -19,8 +19,11 @@ struct inode;
 /* Attach an opened backing fd (from create) to in as one handle. */
 void file_attach(struct fs *fs, struct inode *in, int fd, bool rw);
 /* Open in for one handle (flags: the open(2) flags from the kernel);
- * handles O_TRUNC. Returns 0 or -errno. */
-int file_open(struct fs *fs, struct inode *in, int flags);
+ * handles O_TRUNC. *keep_cache tells whether the kernel may keep the file's
+ * page cache: nothing changed the backing file since the kernel last saw
+ * it (it is open already, or it is as the last handle left it). Returns 0
+ * or -errno. */
+int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache);
 void file_release(struct fs *fs, struct inode *in);
 
 /* Read up to size plaintext bytes at off. On success *buf (caller frees)

@@ -185,6 +185,8 @@ int fs_new(struct fs **out, const struct fs_options *opt,
 	fs->ctl_ops = &fwd_ctl_ops;
 	fs->ctl_arg = fs;
 	fs->fe = fe;
+	fs->cache_timeout = opt->sharedstorage ? 0.0 : fe->cache_timeout;
+	fs->sole_writer = fe->sole_writer && !opt->sharedstorage;
 	if (fe->read_only)
 		fs->opt.ro = true;
 	rc = fe->setup ? fe->setup(fs, fe_arg) : 0;

@@ -94,6 +94,11 @@ struct inode {
 	bool id_valid;
 	uint8_t id[CONTENT_FILE_ID_LEN];
 	int wb_err;		/* under hdr_lock: see file_write */
+	bool wb_failed;		/* under hdr_lock: a write failed after its
+				 * answer since the file was opened */
+	/* The backing file as the last handle left it (file_release): a
+	 * digest of its ctime, mtime and size, 0 for none; under rw. */
+	uint64_t kc_stamp;
 
 	/* xattr negative cache (under hdr_lock, see xattr.c): the backing
 	 * object had no attribute we show, valid until xnone_until
@@ -117,6 +122,8 @@ struct fs {
 	struct names *names;
 	bool plaintext, diriv;
 	size_t cbs;			/* cipher block size */
+	double cache_timeout;		/* fs_cache_timeout */
+	bool sole_writer;		/* fe->sole_writer, no -sharedstorage */
 	struct fuse_session *se;
 	int root_fd;
 
@@ -144,14 +151,13 @@ struct fs {
  * /proc/self/mountinfo (the mount itself is not touched). 0 or -ENOENT. */
 int fs_mount_devno(const char *mnt, char *out, size_t cap);
 
-/* How long the kernel may cache attributes and names (and xattr.c its "no
- * attributes" answers), in seconds: the one place that sets it. With
- * -sharedstorage other mounts change the cipherdir behind our back, so
- * nothing is cached. */
-#define FS_CACHE_TIMEOUT 1.0
+/* How long the kernel may cache names, negative lookups and attributes
+ * (and xattr.c its "no attributes" answers), in seconds: the frontend's
+ * (fe.h), or 0 with -sharedstorage, where other mounts change the cipherdir
+ * behind our back. Set once in fs_new. */
 static inline double fs_cache_timeout(const struct fs *fs)
 {
-	return fs->opt.sharedstorage ? 0.0 : FS_CACHE_TIMEOUT;
+	return fs->cache_timeout;
 }
 
 /* Location of an inode: its parent (pinned) and a copy of its stored name. */

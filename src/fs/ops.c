@@ -69,7 +69,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	rc = dir_lookup(get_fs(req), get_in(req, parent), name, &in, &st);
-	reply_entry(req, rc, in, &st);
+	fe_reply_lookup(req, rc, in, &st);
 }
 
 static int do_getattr(struct fs *fs, struct inode *in, struct stat *st,
@@ -337,13 +337,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
 	struct inode *in = get_in(req, ino);
+	bool keep;
 	int rc;
 
 	if (in->type != S_IFREG) {
 		fuse_reply_err(req, in->type == S_IFDIR ? EISDIR : EINVAL);
 		return;
 	}
-	rc = file_open(fs, in, fi->flags);
+	rc = file_open(fs, in, fi->flags, &keep);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -354,7 +355,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* A read-only descriptor has nothing to flush (file_flush only
 	 * reports write errors): spare the FLUSH round trip on its close. */
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
-	fi->keep_cache = fs->opt.kernel_cache;
+	fi->keep_cache = fs->opt.kernel_cache || keep;
 	if (fuse_reply_open(req, fi) < 0) {
 		file_release(fs, in);
 		inode_unpin(fs, in);
@@ -619,6 +620,14 @@ static const struct fuse_lowlevel_ops fs_ops = {
 const struct fs_frontend fs_forward = {
 	.subtype = "veilfs",
 	.ops = &fs_ops,
+	/* Without -sharedstorage we are the cipherdir's only writer, and
+	 * every change goes through the kernel, which updates or drops what
+	 * it cached of the names and inodes involved (the tests of
+	 * test_fs_cache.py check each case): names, negative lookups and
+	 * attributes can be kept for long, so that a second walk of a tree
+	 * (git status, make, find after ls) never reaches the daemon. */
+	.cache_timeout = 3600.0,
+	.sole_writer = true,
 	.fix_attr = fix_attr,
 	.list_load = dir_list_load,
 	.list_entry = dir_list_entry,

@@ -426,6 +426,8 @@ static void teardown(struct fs *fs)
 const struct fs_frontend fs_reverse = {
 	.subtype = "veilfs-reverse",
 	.ops = &rops,
+	/* The plaintext directory changes behind our back: as gocryptfs. */
+	.cache_timeout = 1.0,
 	.read_only = true,
 	.setup = setup,
 	.teardown = teardown,

@@ -22,10 +22,9 @@
 
 #define XATTR_VAL_MAX 65536
 #define XATTR_NAME_BUF 512
-/* How long "this object has no attributes" is believed: as long as the
- * kernel caches attributes (fs_cache_timeout). `ls -l` asks for two
- * attributes of every file; the second answer then needs no syscall. */
-#define XNONE_NS ((uint64_t)(FS_CACHE_TIMEOUT * 1e9))
+/* "This object has no attributes" is believed as long as the kernel caches
+ * attributes (fs_cache_timeout). `ls -l` asks for two attributes of every
+ * file; the second answer then needs no syscall. */
 
 static bool is_acl(const char *name)
 {
@@ -65,12 +64,13 @@ static long xgen_snapshot(struct inode *in)
 	return g;
 }
 
-static void xnone_store(struct inode *in, long g)
+static void xnone_store(const struct fs *fs, struct inode *in, long g)
 {
 	pthread_mutex_lock(&in->hdr_lock);
 	if (g >= 0 && (unsigned)g == in->xgen && !in->xbusy) {
 		in->xnone_gen = in->xgen;
-		in->xnone_until = now_ns() + XNONE_NS;
+		in->xnone_until =
+			now_ns() + (uint64_t)(fs_cache_timeout(fs) * 1e9);
 	}
 	pthread_mutex_unlock(&in->hdr_lock);
 }
@@ -95,7 +95,8 @@ static bool shown_name(const char *p)
 }
 
 /* After an ENODATA: remember when the object has no shown attribute. */
-static void note_if_none(struct inode *in, const char *path, long g)
+static void note_if_none(const struct fs *fs, struct inode *in,
+			 const char *path, long g)
 {
 	char names[4096];
 	ssize_t n = listxattr(path, names, sizeof(names));
@@ -105,7 +106,7 @@ static void note_if_none(struct inode *in, const char *path, long g)
 	for (const char *p = names; p < names + n; p += strlen(p) + 1)
 		if (shown_name(p))
 			return;
-	xnone_store(in, g);
+	xnone_store(fs, in, g);
 }
 
 /* /proc path naming in's backing inode; *fd to close afterwards. */
@@ -179,7 +180,7 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	if (n < 0) {
 		rc = -errno; /* mostly ENODATA: ls -l asks for every file */
 		if (rc == -ENODATA)
-			note_if_none(in, path, g);
+			note_if_none(fs, in, path, g);
 		n = 0;
 		goto out;
 	}
@@ -343,7 +344,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	rc = 0;
 	*len = out;
 	if (!any)
-		xnone_store(in, g);
+		xnone_store(fs, in, g);
 out:
 	free(raw);
 	if (fd >= 0)
