@@ -10,6 +10,7 @@
  */
 #include "crypto/aead.h"
 #include "crypto/aead_impl.h"
+#include "crypto/cpu.h"
 #include "crypto/pool.h"
 
 #include "common/log.h"
@@ -182,6 +183,32 @@ static void tctx_exit(void *arg)
 	tctx_destroy(a, t);
 }
 
+/* The library backends (OpenSSL, libgcrypt) leave round keys and key stream
+ * in the vector registers after a call, and a core dump holds every
+ * thread's registers (a worker that then sleeps keeps them there): clear
+ * them after each call and after the key set-up, as the AVX-512 backends
+ * do themselves (aead_wipe_vregs). */
+static void wipe_vregs(void)
+{
+	if (cpu_has_all(CPU_AVX512, NULL))
+		aead_wipe_vregs();
+	else if (cpu_has_all(CPU_AVX, NULL))
+		__asm__ volatile("vzeroall" : : : "memory");
+	else
+		__asm__ volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\t"
+				 "pxor %%xmm2, %%xmm2\n\tpxor %%xmm3, %%xmm3\n\t"
+				 "pxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
+				 "pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\t"
+				 "pxor %%xmm8, %%xmm8\n\tpxor %%xmm9, %%xmm9\n\t"
+				 "pxor %%xmm10, %%xmm10\n\t"
+				 "pxor %%xmm11, %%xmm11\n\t"
+				 "pxor %%xmm12, %%xmm12\n\t"
+				 "pxor %%xmm13, %%xmm13\n\t"
+				 "pxor %%xmm14, %%xmm14\n\t"
+				 "pxor %%xmm15, %%xmm15"
+				 : : : "memory");
+}
+
 static int tctx_get(struct aead *a, struct tctx **out)
 {
 	struct tctx *t = pthread_getspecific(a->tls);
@@ -198,6 +225,7 @@ static int tctx_get(struct aead *a, struct tctx **out)
 	t->owner = a;
 	t->npos = NONCE_BUF;
 	rc = a->impl->ctx_new(&t->ctx, a->key);
+	wipe_vregs();
 	if (rc) {
 		log_err("aead: cannot set up %s", a->impl->name);
 		free(t);
@@ -351,11 +379,15 @@ static int seal_one(struct aead *a, struct tctx *t, uint8_t *out,
 
 	if (!aad) /* libgcrypt SIV refuses a NULL empty component */
 		aad = empty;
+	int rc;
+
 	if (nonce)
 		memmove(out, nonce, nl);
 	else
 		draw(t, out, nl);
-	return a->impl->seal(t->ctx, out + nl, out, pt, ptlen, aad, aadlen);
+	rc = a->impl->seal(t->ctx, out + nl, out, pt, ptlen, aad, aadlen);
+	wipe_vregs();
+	return rc;
 }
 
 /* inlen >= overhead. The all-zero nonce is refused (spec §3.4 rule 4). */
@@ -365,11 +397,14 @@ static int open_one(struct aead *a, struct tctx *t, uint8_t *out,
 {
 	static const uint8_t empty[1];
 	size_t nl = a->impl->nonce_len;
+	int rc;
 
 	if (!aad)
 		aad = empty;
-	if (all_zero(in, nl) ||
-	    a->impl->open(t->ctx, out, in, in + nl, inlen - nl, aad, aadlen)) {
+	rc = all_zero(in, nl) ||
+	     a->impl->open(t->ctx, out, in, in + nl, inlen - nl, aad, aadlen);
+	wipe_vregs();
+	if (rc) {
 		memset(out, 0, inlen - aead_overhead(a));
 		return -EBADMSG;
 	}
@@ -480,21 +515,29 @@ static struct aead_run batch_run(const struct batch *b, size_t i0, size_t i1)
 static int seal_run(struct aead *a, struct tctx *t, const struct aead_run *r)
 {
 	const struct aead_impl *im = a->impl;
+	int rc;
 
 	if (im->seal_run)
-		return im->seal_run(t->ctx, r);
-	return aead_run_seal(t->ctx, r, im->nonce_len, im->seal);
+		rc = im->seal_run(t->ctx, r);
+	else
+		rc = aead_run_seal(t->ctx, r, im->nonce_len, im->seal);
+	wipe_vregs();
+	return rc;
 }
 
 static int open_run(struct aead *a, struct tctx *t, const struct aead_run *r,
 		    size_t *bad)
 {
 	const struct aead_impl *im = a->impl;
+	int rc;
 
 	if (im->open_run)
-		return im->open_run(t->ctx, r, bad);
-	return aead_run_open(t->ctx, r, im->nonce_len, im->tag_len, bad,
-			     im->open);
+		rc = im->open_run(t->ctx, r, bad);
+	else
+		rc = aead_run_open(t->ctx, r, im->nonce_len, im->tag_len, bad,
+				   im->open);
+	wipe_vregs();
+	return rc;
 }
 
 /* Seals blocks [i0, i1): nonces first (given or drawn), then one run. */

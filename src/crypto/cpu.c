@@ -23,6 +23,8 @@ static unsigned cpu_probe(void)
 	if (!(c & bit_OSXSAVE))
 		return f;
 	__asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+	if ((c & bit_AVX) && (xcr0_lo & 0x6) == 0x6)
+		f |= CPU_AVX;
 	if ((xcr0_lo & 0xe6) != 0xe6 ||
 	    !__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return f;

@@ -16,6 +16,7 @@ enum cpu_feature {
 	CPU_VAES = 1 << 3,
 	CPU_VPCLMULQDQ = 1 << 4,
 	CPU_AVX512IFMA = 1 << 5,
+	CPU_AVX = 1 << 6,	 /* with the OS saving the 256-bit registers */
 };
 
 /* Whether this CPU has every feature in `all` (a mask of enum cpu_feature),
