@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
+#include <linux/fuse.h>
 
 #include "common/log.h"
 
@@ -99,6 +100,9 @@ struct chan {
 	atomic_uint chances;
 	atomic_ulong polled, slept; /* requests taken each way (for -d) */
 	atomic_ulong quiet; /* of those, forgets and interrupts (-idle) */
+	/* INIT (chan_init_wants): the flags the kernel offered, and those
+	 * the filesystem wants that libfuse leaves out of its reply */
+	uint32_t init_offered, init_add;
 	void (*after_init)(void *);
 	void *after_init_arg;
 
@@ -198,9 +202,36 @@ static bool is_quick(const uint8_t *buf, size_t n)
 	}
 }
 
+/* INIT: note the flags the kernel offers (struct fuse_init_in: major,
+ * minor, max_readahead, flags after the header). */
 static bool is_init(const uint8_t *buf, size_t n)
 {
-	return n >= IN_HEADER_LEN && get32(buf + 4) == OP_INIT;
+	if (n < IN_HEADER_LEN || get32(buf + 4) != OP_INIT)
+		return false;
+	if (n >= IN_HEADER_LEN + 16)
+		g_chan->init_offered = get32(buf + IN_HEADER_LEN + 12);
+	return true;
+}
+
+/* Add chan->init_add to the flags of the INIT reply: libfuse sends the
+ * header and struct fuse_init_out (flags at offset 12) as two pieces. */
+static void fix_init_reply(struct chan *c, struct iovec *iov, int count)
+{
+	uint32_t fl, add = c->init_add & c->init_offered;
+
+	if (!add || count < 2 || iov[1].iov_len < 16)
+		return;
+	memcpy(&fl, (uint8_t *)iov[1].iov_base + 12, sizeof(fl));
+	fl |= add;
+	memcpy((uint8_t *)iov[1].iov_base + 12, &fl, sizeof(fl));
+}
+
+void chan_init_wants(bool parallel_dirops, bool handle_killpriv)
+{
+	if (!g_chan)
+		return;
+	g_chan->init_add = (parallel_dirops ? FUSE_PARALLEL_DIROPS : 0) |
+			   (handle_killpriv ? FUSE_HANDLE_KILLPRIV : 0);
 }
 
 /* Requests the kernel sends by itself, not for a program's use of the
@@ -402,6 +433,8 @@ static ssize_t chan_writev(int fd, struct iovec *iov, int count,
 	int err;
 
 	(void)userdata;
+	if (t_init)
+		fix_init_reply(c, iov, count);
 	/* t_fd < 0: a notification from a thread that takes no requests;
 	 * any fd of the connection will do. */
 	n = writev(t_fd >= 0 ? t_fd : fd, iov, count);

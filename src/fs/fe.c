@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "fs/chan.h"
 #include "fs/fe.h"
 #include "fs/inode.h"
 
@@ -196,6 +197,10 @@ void fe_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* Forward mode clears set-id bits on writes itself (ops.c,
+	 * kill_priv); a read-only view has none to clear. */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
 	/* Symlink targets never change: let the kernel cache them. */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
@@ -207,6 +212,8 @@ void fe_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_read = 1u << 20;
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
+	chan_init_wants(conn->want & FUSE_CAP_PARALLEL_DIROPS,
+			conn->want & FUSE_CAP_HANDLE_KILLPRIV);
 }
 
 void fe_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)

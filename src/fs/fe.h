@@ -56,12 +56,12 @@ struct fs_frontend {
 	const char *subtype;	/* FUSE subtype (mount type fuse.<subtype>) */
 	const struct fuse_lowlevel_ops *ops;
 	bool read_only;		/* always mounted ro */
-	/* How long the kernel may cache what the view shows (seconds; see
-	 * fs_cache_timeout). */
+	/* How long the kernel may cache what the view shows on a local
+	 * backing (seconds; see fs_cache_timeout). */
 	double cache_timeout;
-	/* Nothing but the kernel changes what the view shows (unless
-	 * -sharedstorage): it may keep file pages and directory listings
-	 * across opens (fs->sole_writer). */
+	/* Nothing but the kernel changes what the view shows (on a local
+	 * backing, without -sharedstorage): it may keep file pages and
+	 * directory listings across opens (fs->sole_writer). */
 	bool sole_writer;
 	/* Build the frontend's state from arg in fs_new (may be NULL). */
 	int (*setup)(struct fs *fs, const void *arg);

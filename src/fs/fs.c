@@ -15,6 +15,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
@@ -109,6 +112,49 @@ static void raise_read_ahead(void *arg)
 		log_dbg("read-ahead of %s: %d KiB", dev, READ_AHEAD_KB);
 }
 
+/* Whether the cipherdir lies on a local filesystem, where inode numbers are
+ * stable (a hard link is one inode) and ctime changes with every write:
+ * what the long caching of a sole writer (fe.h) relies on. A network or FUSE
+ * backing may show a hard link as two files or keep stale attributes of its
+ * own (sshfs does both), and other hosts may write it. */
+static bool backing_is_local(int fd)
+{
+	static const unsigned long local[] = {
+		TMPFS_MAGIC, RAMFS_MAGIC, EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC,
+		BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
+		0x2fc12fc1, /* zfs */
+		0xca451a4e, /* bcachefs */
+	};
+	struct statfs sf;
+	size_t i;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((unsigned long)sf.f_type == local[i])
+			return true;
+	return false;
+}
+
+/* What the kernel may cache (fs_cache_timeout, fs->sole_writer): as the
+ * frontend says on a local backing, as gocryptfs elsewhere, nothing with
+ * -sharedstorage. */
+static void set_caching(struct fs *fs)
+{
+	bool local = backing_is_local(fs->root_fd);
+
+	fs->cache_timeout = fs->fe->cache_timeout;
+	if (!local && fs->cache_timeout > FS_SHORT_TIMEOUT)
+		fs->cache_timeout = FS_SHORT_TIMEOUT;
+	fs->sole_writer = fs->fe->sole_writer && local;
+	if (fs->opt.sharedstorage) {
+		fs->cache_timeout = 0.0;
+		fs->sole_writer = false;
+	}
+	log_dbg("kernel caches for %g s%s", fs->cache_timeout,
+		fs->sole_writer ? ", pages and listings across opens" : "");
+}
+
 static unsigned spin_us(void)
 {
 	const char *e = getenv("VEILFS_SPIN_US");
@@ -185,8 +231,6 @@ int fs_new(struct fs **out, const struct fs_options *opt,
 	fs->ctl_ops = &fwd_ctl_ops;
 	fs->ctl_arg = fs;
 	fs->fe = fe;
-	fs->cache_timeout = opt->sharedstorage ? 0.0 : fe->cache_timeout;
-	fs->sole_writer = fe->sole_writer && !opt->sharedstorage;
 	if (fe->read_only)
 		fs->opt.ro = true;
 	rc = fe->setup ? fe->setup(fs, fe_arg) : 0;
@@ -363,6 +407,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 			strerror(errno));
 		return FS_ERR_CIPHERDIR;
 	}
+	set_caching(fs);
 	rc = inode_table_init(fs);
 	if (rc)
 		return rc == -ENOMEM ? -ENOMEM : FS_ERR_CIPHERDIR;

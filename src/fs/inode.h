@@ -123,7 +123,8 @@ struct fs {
 	bool plaintext, diriv;
 	size_t cbs;			/* cipher block size */
 	double cache_timeout;		/* fs_cache_timeout */
-	bool sole_writer;		/* fe->sole_writer, no -sharedstorage */
+	bool sole_writer;		/* fe->sole_writer, on a local backing,
+					 * without -sharedstorage */
 	struct fuse_session *se;
 	int root_fd;
 
@@ -153,8 +154,10 @@ int fs_mount_devno(const char *mnt, char *out, size_t cap);
 
 /* How long the kernel may cache names, negative lookups and attributes
  * (and xattr.c its "no attributes" answers), in seconds: the frontend's
- * (fe.h), or 0 with -sharedstorage, where other mounts change the cipherdir
- * behind our back. Set once in fs_new. */
+ * (fe.h) on a local backing, at most FS_SHORT_TIMEOUT on others, 0 with
+ * -sharedstorage, where other mounts change the cipherdir behind our back.
+ * Set once in fs_run. */
+#define FS_SHORT_TIMEOUT 1.0
 static inline double fs_cache_timeout(const struct fs *fs)
 {
 	return fs->cache_timeout;

@@ -194,6 +194,38 @@ out:
 	return rc;
 }
 
+/* FUSE_CAP_HANDLE_KILLPRIV (fe_init): the kernel leaves it to us to clear
+ * the set-user-ID bit, and the set-group-ID bit of a group-executable file,
+ * when a file is written or truncated (chown does it on the backing file
+ * itself), which spares the kernel a GETATTR before every chown. It clears
+ * them for a caller without CAP_FSETID; we cannot see capabilities and take
+ * root for the one caller that has it. Returns whether bits were cleared. */
+static bool kill_priv(fuse_req_t req, struct fs *fs, struct inode *in)
+{
+	struct stat st, attr;
+	mode_t m;
+	int rc;
+
+	if (fuse_req_ctx(req)->uid == 0 || in->type != S_IFREG ||
+	    do_getattr(fs, in, &st, NULL))
+		return false;
+	m = st.st_mode & 07777;
+	if (m & S_ISUID)
+		m &= ~(mode_t)S_ISUID;
+	if ((m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		m &= ~(mode_t)S_ISGID;
+	if (m == (st.st_mode & 07777))
+		return false;
+	attr.st_mode = m;
+	rc = set_meta(fs, in, &attr, FUSE_SET_ATTR_MODE);
+	if (rc) {
+		log_warn("inode %ju: cannot clear the set-id bits: %s",
+			 (uintmax_t)in->ino, strerror(-rc));
+		return false;
+	}
+	return true;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -201,6 +233,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct inode *in = get_in(req, ino);
 	struct stat st;
 	int rc = 0;
+
+	/* a truncate; the reply carries the new mode */
+	if ((to_set & FUSE_SET_ATTR_SIZE) && !(to_set & FUSE_SET_ATTR_MODE))
+		kill_priv(req, fs, in);
 
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
 		      FUSE_SET_ATTR_GID))
@@ -436,10 +472,16 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct write_reply w = { .req = req, .size = size };
 	struct file_ack ack = { .fn = ack_write, .arg = &w };
+	struct fs *fs = get_fs(req);
+	struct inode *in = get_in(req, ino);
 	int rc;
 
-	rc = file_write(get_fs(req), get_in(req, ino), (const uint8_t *)buf,
-			size, (uint64_t)off, fi->fh & FH_APPEND, &ack);
+	/* The kernel's cached mode is stale then. Invalidating attributes
+	 * takes no lock the kernel holds while it waits for this write. */
+	if (!fi->writepage && kill_priv(req, fs, in))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	rc = file_write(fs, in, (const uint8_t *)buf, size, (uint64_t)off,
+			fi->fh & FH_APPEND, &ack);
 	if (ack.done)
 		return;
 	if (rc)
@@ -620,10 +662,10 @@ static const struct fuse_lowlevel_ops fs_ops = {
 const struct fs_frontend fs_forward = {
 	.subtype = "veilfs",
 	.ops = &fs_ops,
-	/* Without -sharedstorage we are the cipherdir's only writer, and
-	 * every change goes through the kernel, which updates or drops what
-	 * it cached of the names and inodes involved (the tests of
-	 * test_fs_cache.py check each case): names, negative lookups and
+	/* On a local backing without -sharedstorage we are the cipherdir's
+	 * only writer, and every change goes through the kernel, which
+	 * updates or drops what it cached of the names and inodes involved
+	 * (test_fs_cache.py checks each case): names, negative lookups and
 	 * attributes can be kept for long, so that a second walk of a tree
 	 * (git status, make, find after ls) never reaches the daemon. */
 	.cache_timeout = 3600.0,

@@ -427,7 +427,7 @@ const struct fs_frontend fs_reverse = {
 	.subtype = "veilfs-reverse",
 	.ops = &rops,
 	/* The plaintext directory changes behind our back: as gocryptfs. */
-	.cache_timeout = 1.0,
+	.cache_timeout = FS_SHORT_TIMEOUT,
 	.read_only = true,
 	.setup = setup,
 	.teardown = teardown,

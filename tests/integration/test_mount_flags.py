@@ -128,6 +128,45 @@ def test_suid_binary_run_by_another_user(pubdir, mounter, gocryptfs, flags,
         mounter.unmount(m)
 
 
+def test_setid_bits_cleared_on_write(pubdir, mounter, gocryptfs):
+    """A write or truncate by a user without CAP_FSETID clears the set-id
+    bits (veilfs does it itself: FUSE_CAP_HANDLE_KILLPRIV), a write by root
+    keeps them, a chown clears them; stat shows it at once. The same steps
+    on gocryptfs, where the kernel does it, give the same modes."""
+    cipherdir = mounter.init()
+    seen = {}
+    for i, b in enumerate((util.VEILFS_BIN, gocryptfs)):
+        m = _mount(mounter, cipherdir, b, ["-allow_other"],
+                   mnt=os.path.join(pubdir, "m%d" % i))
+        f = m.p("setid%d" % i)
+        util.write_file(f, b"x" * 5000)
+        modes = []
+
+        def step(action):
+            os.chmod(f, 0o6777)
+            assert os.stat(f).st_mode & 0o7777 == 0o6777
+            action()
+            modes.append(os.stat(f).st_mode & 0o7777)
+
+        def other(code):
+            out = as_user(["python3", "-c", code, f])
+            assert out.returncode == 0, out
+
+        step(lambda: other("import sys; open(sys.argv[1], 'ab')"
+                           ".write(b'y')"))
+        step(lambda: other("import os, sys; os.truncate(sys.argv[1], 100)"))
+        def root_write():
+            with open(f, "r+b") as fh:
+                fh.write(b"root")
+
+        step(root_write)
+        step(lambda: os.chown(f, 0, 0))
+        seen[b] = modes
+        mounter.unmount(m)
+    assert seen[util.VEILFS_BIN] == [0o777, 0o777, 0o6777, 0o777], seen
+    assert seen[util.VEILFS_BIN] == seen[gocryptfs]
+
+
 @pytest.mark.parametrize("flags,dev", [
     ([], False), (["-dev"], True), (["-dev", "-nodev"], False)],
     ids=["default", "dev", "nodev-wins"])
