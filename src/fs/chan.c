@@ -226,12 +226,15 @@ static void fix_init_reply(struct chan *c, struct iovec *iov, int count)
 	memcpy((uint8_t *)iov[1].iov_base + 12, &fl, sizeof(fl));
 }
 
-void chan_init_wants(bool parallel_dirops, bool handle_killpriv)
+void chan_init_wants(bool parallel_dirops, bool handle_killpriv,
+		     bool handle_killpriv_v2)
 {
 	if (!g_chan)
 		return;
-	g_chan->init_add = (parallel_dirops ? FUSE_PARALLEL_DIROPS : 0) |
-			   (handle_killpriv ? FUSE_HANDLE_KILLPRIV : 0);
+	g_chan->init_add =
+		(parallel_dirops ? FUSE_PARALLEL_DIROPS : 0) |
+		(handle_killpriv ? FUSE_HANDLE_KILLPRIV : 0) |
+		(handle_killpriv_v2 ? FUSE_HANDLE_KILLPRIV_V2 : 0);
 }
 
 /* Requests the kernel sends by itself, not for a program's use of the

@@ -24,11 +24,14 @@ int chan_attach(struct chan **out, struct fuse_session *se,
 void chan_after_init(struct chan *c, void (*fn)(void *), void *arg);
 
 /* libfuse 3.14 takes FUSE_CAP_PARALLEL_DIROPS and FUSE_CAP_HANDLE_KILLPRIV
- * into conn->want but never passes them on to the kernel: called from the
- * INIT handler with what the filesystem wants of the two, the channel adds
- * them to the INIT reply where the kernel offered them. A no-op when the
- * session uses libfuse's own I/O. */
-void chan_init_wants(bool parallel_dirops, bool handle_killpriv);
+ * into conn->want but never passes them on to the kernel, and knows nothing
+ * of FUSE_HANDLE_KILLPRIV_V2: called from the INIT handler with what the
+ * filesystem wants of the three, the channel adds them to the INIT reply
+ * where the kernel offered them. A no-op when the session uses libfuse's
+ * own I/O. (Version 2 of killpriv also makes the kernel stop asking for
+ * security.capability before every write once it found none.) */
+void chan_init_wants(bool parallel_dirops, bool handle_killpriv,
+		     bool handle_killpriv_v2);
 
 /* Requests taken so far, not counting those the kernel sends by itself
  * (forgets, interrupts): a change means the filesystem is in use. */

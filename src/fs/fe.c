@@ -212,8 +212,12 @@ void fe_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_read = 1u << 20;
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
+	/* Killpriv v2 leaves security.capability to us as well: only
+	 * without -suid, where no file has capabilities (xattr.c). */
 	chan_init_wants(conn->want & FUSE_CAP_PARALLEL_DIROPS,
-			conn->want & FUSE_CAP_HANDLE_KILLPRIV);
+			conn->want & FUSE_CAP_HANDLE_KILLPRIV,
+			(conn->want & FUSE_CAP_HANDLE_KILLPRIV) &&
+				!fs->opt.suid);
 }
 
 void fe_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)

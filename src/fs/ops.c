@@ -369,6 +369,19 @@ static void set_append_io(struct fs *fs, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 }
 
+/* Whether a close of this handle can spare the FLUSH round trip (file_flush
+ * waits for writes in progress, flushes the backing file as a close would
+ * and reports the error of a write answered early). A read-only handle has
+ * nothing to flush. On a local backing, a close has nothing to do that a
+ * local filesystem's close does: no other host waits for the data, and an
+ * early answer was only given once the space was reserved, so what can
+ * still fail is an I/O error of the disk, which ext4 or xfs too report at
+ * the next fsync, not at close (file_fsync does). */
+static bool no_flush(const struct fs *fs, const struct fuse_file_info *fi)
+{
+	return (fi->flags & O_ACCMODE) == O_RDONLY || fs->sole_writer;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
@@ -380,6 +393,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, in->type == S_IFDIR ? EISDIR : EINVAL);
 		return;
 	}
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY &&
+	    kill_priv(req, fs, in))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	rc = file_open(fs, in, fi->flags, &keep);
 	if (rc) {
 		fuse_reply_err(req, -rc);
@@ -388,9 +404,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	inode_pin(fs, in);
 	atomic_fetch_add(&fs->nopen, 1);
 	set_append_io(fs, fi);
-	/* A read-only descriptor has nothing to flush (file_flush only
-	 * reports write errors): spare the FLUSH round trip on its close. */
-	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
+	fi->noflush = no_flush(fs, fi);
 	fi->keep_cache = fs->opt.kernel_cache || keep;
 	if (fuse_reply_open(req, fi) < 0) {
 		file_release(fs, in);
@@ -419,6 +433,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	inode_pin(fs, in);
 	atomic_fetch_add(&fs->nopen, 1);
 	set_append_io(fs, fi);
+	fi->noflush = no_flush(fs, fi);
 	fi->keep_cache = fs->opt.kernel_cache;
 	fe_fill_entry(fs, &e, in, &st);
 	if (fuse_reply_create(req, &e, fi) < 0) {

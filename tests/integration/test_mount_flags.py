@@ -129,8 +129,8 @@ def test_suid_binary_run_by_another_user(pubdir, mounter, gocryptfs, flags,
 
 
 def test_setid_bits_cleared_on_write(pubdir, mounter, gocryptfs):
-    """A write or truncate by a user without CAP_FSETID clears the set-id
-    bits (veilfs does it itself: FUSE_CAP_HANDLE_KILLPRIV), a write by root
+    """A write, truncate or O_TRUNC open by a user without CAP_FSETID clears
+    the set-id bits (veilfs does it itself: FUSE_HANDLE_KILLPRIV), a write by root
     keeps them, a chown clears them; stat shows it at once. The same steps
     on gocryptfs, where the kernel does it, give the same modes."""
     cipherdir = mounter.init()
@@ -155,6 +155,7 @@ def test_setid_bits_cleared_on_write(pubdir, mounter, gocryptfs):
         step(lambda: other("import sys; open(sys.argv[1], 'ab')"
                            ".write(b'y')"))
         step(lambda: other("import os, sys; os.truncate(sys.argv[1], 100)"))
+        step(lambda: other("import sys; open(sys.argv[1], 'wb')"))
         def root_write():
             with open(f, "r+b") as fh:
                 fh.write(b"root")
@@ -163,7 +164,8 @@ def test_setid_bits_cleared_on_write(pubdir, mounter, gocryptfs):
         step(lambda: os.chown(f, 0, 0))
         seen[b] = modes
         mounter.unmount(m)
-    assert seen[util.VEILFS_BIN] == [0o777, 0o777, 0o6777, 0o777], seen
+    assert seen[util.VEILFS_BIN] == [0o777, 0o777, 0o777, 0o6777, 0o777], \
+        seen
     assert seen[util.VEILFS_BIN] == seen[gocryptfs]
 
 
