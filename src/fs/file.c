@@ -89,29 +89,89 @@ static int prealloc(struct fs *fs, int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* The backing file's size, known while in->fd is the only fd that changes
+ * it (never with -sharedstorage, where other mounts change it): a stat of a
+ * network or FUSE backing can be a round trip, and makes mfsmount write out
+ * what it has gathered (in partial MooseFS blocks, which its chunkserver
+ * must read back to checksum). Changes through another fd forget it. rw held
+ * for writing, or for reading by a caller that does not let it be set
+ * (cipher_size). */
+static int backing_size(struct fs *fs, struct inode *in, int fd,
+			uint64_t *size)
+{
+	struct stat st;
+
+	if (in->size_known && fd == in->fd) {
+		*size = in->bsize;
+		return 0;
+	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	if (fd == in->fd && !fs->opt.sharedstorage) {
+		in->bsize = *size;
+		in->size_known = true;
+	}
+	return 0;
+}
+
+/* fd's file is now size bytes long. */
+static void size_is(struct inode *in, int fd, uint64_t size)
+{
+	if (fd == in->fd && in->size_known)
+		in->bsize = size;
+	else
+		in->size_known = false;
+}
+
+/* fd's file now reaches at least end. */
+static void size_reaches(struct inode *in, int fd, uint64_t end)
+{
+	if (fd == in->fd && in->size_known) {
+		if (end > in->bsize)
+			in->bsize = end;
+	} else {
+		in->size_known = false;
+	}
+}
+
 /* Write ciphertext at coff so that a full disk never destroys what was
  * there: an overwrite in place reserves its space first (prealloc), while a
  * write wholly past the end of the backing file needs no reservation (on
  * tmpfs it would cost a second pass over the new pages): if it fails, the
  * file is cut back to its old size. reserved: the space is reserved
  * already (see reserve_and_ack). */
-static int write_or_undo(struct fs *fs, int fd, const uint8_t *ct,
-			 size_t len, uint64_t coff, bool reserved)
+static int write_or_undo(struct fs *fs, struct inode *in, int fd,
+			 const uint8_t *ct, size_t len, uint64_t coff,
+			 bool reserved)
 {
-	struct stat st;
+	uint64_t size = 0;
 	int rc;
 
-	if (reserved)
-		return pwrite_full(fd, ct, len, coff);
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (coff < (uint64_t)st.st_size) {
-		rc = prealloc(fs, fd, coff, len);
-		return rc ? rc : pwrite_full(fd, ct, len, coff);
+	if (!reserved) {
+		rc = backing_size(fs, in, fd, &size);
+		if (rc)
+			return rc;
+	}
+	if (reserved || coff < size) {
+		rc = reserved ? 0 : prealloc(fs, fd, coff, len);
+		if (!rc)
+			rc = pwrite_full(fd, ct, len, coff);
+		if (rc)
+			in->size_known = false;
+		else
+			size_reaches(in, fd, coff + len);
+		return rc;
 	}
 	rc = pwrite_full(fd, ct, len, coff);
-	if (rc && ftruncate(fd, st.st_size) < 0)
+	if (!rc) {
+		size_reaches(in, fd, coff + len);
+	} else if (ftruncate(fd, (off_t)size) == 0) {
+		size_is(in, fd, size);
+	} else {
+		in->size_known = false;
 		log_warn("cannot undo a failed append: %s", strerror(errno));
+	}
 	return rc;
 }
 
@@ -155,7 +215,7 @@ static int new_header(struct fs *fs, struct inode *in, int fd)
 	int rc;
 
 	content_header_new(fs->content, hdr, in->id);
-	rc = write_or_undo(fs, fd, hdr, HL, 0, false);
+	rc = write_or_undo(fs, in, fd, hdr, HL, 0, false);
 	in->id_valid = !rc;
 	return rc;
 }
@@ -258,7 +318,8 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 		coff = 0;
 		ctlen += HL;
 	}
-	rc = write_or_undo(fs, fd, ct + (hdr ? 0 : HL), ctlen, coff, reserved);
+	rc = write_or_undo(fs, in, fd, ct + (hdr ? 0 : HL), ctlen, coff,
+			   reserved);
 out:
 	free(ptbuf);
 	free(ct);
@@ -313,8 +374,9 @@ static int pad_last_block(struct fs *fs, struct inode *in, int fd,
  * every later request on the file waits for them, and the reservation means
  * a full disk can no longer fail them. A crash before they are written
  * leaves whole blocks of zeros, which read as holes (spec §3.4). */
-static bool reserve_and_ack(struct fs *fs, int fd, uint64_t off, size_t len,
-			    uint64_t S, struct file_ack *ack)
+static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
+			    uint64_t off, size_t len, uint64_t S,
+			    struct file_ack *ack)
 {
 	uint64_t coff, cend;
 
@@ -325,6 +387,7 @@ static bool reserve_and_ack(struct fs *fs, int fd, uint64_t off, size_t len,
 	cend = content_plain_to_cipher_size(fs->content, off + len);
 	if (fallocate(fd, 0, (off_t)coff, (off_t)(cend - coff)) < 0)
 		return false; /* the synchronous path reports ENOSPC */
+	size_reaches(in, fd, cend);
 	ack->fn(ack->arg);
 	ack->done = true;
 	return true;
@@ -340,7 +403,7 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 
 	if (!len)
 		return 0;
-	rc = cipher_size(fd, &csize);
+	rc = backing_size(fs, in, fd, &csize);
 	if (rc)
 		return rc;
 	if (csize <= HL && (append || off < PBS)) {
@@ -363,23 +426,24 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 	if (rc)
 		return rc;
 	return write_blocks_hdr(fs, in, fd, data, len, off, S, NULL,
-				reserve_and_ack(fs, fd, off, len, S, ack));
+				reserve_and_ack(fs, in, fd, off, len, S, ack));
 }
 
 static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 			   uint64_t size)
 {
 	uint8_t blk[PBS];
-	uint64_t csize = 0, S, b;
+	uint64_t csize = 0, S, b, c;
 	size_t plen;
 	int rc;
 
-	rc = cipher_size(fd, &csize);
+	rc = backing_size(fs, in, fd, &csize);
 	if (rc)
 		return rc;
 	if (size == 0) {
 		if (ftruncate(fd, 0) < 0)
 			return -errno;
+		size_is(in, fd, 0);
 		in->id_valid = false;
 		return 0;
 	}
@@ -391,19 +455,21 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 		if (rc <= 0)
 			return rc ? rc : -EIO;
 		if (size % PBS == 0) {
-			uint64_t c = content_plain_to_cipher_size(fs->content,
-								  size);
-
-			return ftruncate(fd, (off_t)c) < 0 ? -errno : 0;
+			c = content_plain_to_cipher_size(fs->content, size);
+			if (ftruncate(fd, (off_t)c) < 0)
+				return -errno;
+			size_is(in, fd, c);
+			return 0;
 		}
 		/* spec §3.9: decrypt the new last block, cut, rewrite it. */
 		b = size / PBS;
 		rc = read_block(fs, in, fd, b, blk, &plen);
 		if (rc)
 			return rc;
-		if (ftruncate(fd, (off_t)content_block_cipher_off(fs->content,
-								 b)) < 0)
+		c = content_block_cipher_off(fs->content, b);
+		if (ftruncate(fd, (off_t)c) < 0)
 			return -errno;
+		size_is(in, fd, c);
 		rc = write_blocks(fs, in, fd, blk, (size_t)(size - b * PBS),
 				  b * PBS, b * PBS);
 		secure_zero(blk, sizeof(blk));
@@ -417,9 +483,10 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 		rc = pad_last_block(fs, in, fd, &S, size / PBS);
 		if (rc)
 			return rc;
-		if (ftruncate(fd, (off_t)content_plain_to_cipher_size(
-					  fs->content, size)) < 0)
+		c = content_plain_to_cipher_size(fs->content, size);
+		if (ftruncate(fd, (off_t)c) < 0)
 			return -errno;
+		size_is(in, fd, c);
 		return 0;
 	}
 	rc = pad_last_block(fs, in, fd, &S, (size - 1) / PBS);
@@ -519,6 +586,7 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 		if (in->fd >= 0)
 			close(in->fd);
 		in->fd = fd;
+		in->size_known = false;
 		in->fd_rw = rw;
 	}
 	in->fd_refs++;
@@ -560,6 +628,7 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache)
 		if (in->fd >= 0)
 			close(in->fd);
 		in->fd = fd;
+		in->size_known = false;
 		in->fd_rw = rw;
 	}
 	if (!*keep_cache)
@@ -571,6 +640,7 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache)
 		if (rc && --in->fd_refs == 0) {
 			close(in->fd);
 			in->fd = -1;
+			in->size_known = false;
 			in->id_valid = false;
 		}
 	}
@@ -592,6 +662,7 @@ void file_release(struct fs *fs, struct inode *in)
 		pthread_mutex_unlock(&in->hdr_lock);
 		close(in->fd);
 		in->fd = -1;
+		in->size_known = false;
 		in->id_valid = false;
 	}
 	pthread_rwlock_unlock(&in->rw);
@@ -828,7 +899,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	rc = 0;
 	if (mode & FALLOC_FL_KEEP_SIZE)
 		goto out;
-	rc = cipher_size(fd, &csize);
+	rc = backing_size(fs, in, fd, &csize);
 	if (rc)
 		goto out;
 	S = content_cipher_to_plain_size(fs->content, csize, NULL);
@@ -878,7 +949,7 @@ static int block_is_data(struct fs *fs, int fd, uint64_t n, uint64_t csize,
 int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 	       uint64_t *res)
 {
-	uint64_t csize, S, n, nblocks, next = 0, p, cbs = fs->cbs;
+	uint64_t csize = 0, S, n, nblocks, next = 0, p, cbs = fs->cbs;
 	off_t h;
 	int rc;
 

@@ -92,6 +92,9 @@ struct inode {
 	unsigned fd_refs;
 	bool fd_rw;
 	bool id_valid;
+	bool size_known;	/* bsize is the backing file's size (file.c,
+				 * backing_size); under rw */
+	uint64_t bsize;
 	uint8_t id[CONTENT_FILE_ID_LEN];
 	int wb_err;		/* under hdr_lock: see file_write */
 	bool wb_failed;		/* under hdr_lock: a write failed after its
