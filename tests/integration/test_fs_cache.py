@@ -13,10 +13,16 @@ and checks at once, without sleeping, through every other one; where the
 change must be on disk too, again after a remount. The oracle for
 attributes is the backing object itself (assert_fresh): what a mount shows
 must be what the cipherdir holds at that moment.
+
+A change to the cipherdir behind a forward mount's back is not supported;
+test_backing_replaced_behind_the_back says what a user sees then, and
+test_caches_are_in_effect checks that the attribute cache these tests
+exercise is really there.
 """
 
 import errno
 import os
+import shutil
 import stat
 import time
 
@@ -777,6 +783,117 @@ def test_kept_pages_never_hide_a_change(cvfs, change, held):
     finally:
         if h is not None:
             os.close(h)
+
+
+def _replace_behind_the_back(m, a, b, how):
+    """Put the ciphertext of the file B in place of A's in the cipherdir:
+    copied over it (the same backing inode), or renamed over it."""
+    ba = backing(m, os.stat(a).st_ino)
+    bb = backing(m, os.stat(b).st_ino)
+    if how == "in_place":
+        with open(bb, "rb") as src, open(ba, "r+b") as dst:
+            dst.truncate(0)
+            dst.write(src.read())
+    else:
+        shutil.copyfile(bb, ba + ".tmp")
+        os.rename(ba + ".tmp", ba)
+
+
+def _assert_not_old(path, old, new):
+    """PATH reads as NEW (maybe cut short) or fails with EIO; never as
+    OLD."""
+    try:
+        got = read_file(path)
+    except OSError as e:
+        assert e.errno == errno.EIO, e
+        return
+    assert got, "reads nothing"
+    assert got != old[:len(got)], "the kept pages of the old content"
+    assert got == new[:len(got)], \
+        "neither the other file's plaintext nor an I/O error"
+
+
+@pytest.mark.parametrize("how", ["in_place", "renamed_over"])
+@pytest.mark.parametrize("sizes", [(10000, 5000), (5000, 10000),
+                                   (8192, 8192)], ids=str)
+def test_backing_replaced_behind_the_back(cvfs, mounter, how, sizes):
+    """Unsupported, documented: the ciphertext of a file is replaced in
+    the cipherdir, behind the mount's back, by another file's ciphertext
+    (copied over it in place, or renamed over it), while nothing has the
+    file open. The next open must not show the pages the kernel kept of
+    the old content: the daemon notices that the backing file changed
+    (ctime, mtime, size; or another inode) and has them dropped.
+
+    What a user sees then: the other file's plaintext (both files have
+    the same key; a file's header carries its own file ID), possibly cut
+    at the size the kernel still had for the file (the first read after
+    the change; stat may show the old size until something makes the
+    kernel ask again, at the latest after the attribute timeout) -- or an
+    I/O error. After a remount the file reads as the other file.
+
+    "Nothing has it open" includes the daemon: the kernel sends RELEASE
+    after close(2) has returned, so the test waits for the daemon to let
+    go of the backing file (test_backing_replaced_while_open is what
+    happens before it does)."""
+    a, b = cvfs.p("a"), cvfs.p("b")
+    adata, bdata = util.rand_bytes(sizes[0], 1), util.rand_bytes(sizes[1], 2)
+    write_file(a, adata)
+    write_file(b, bdata)
+    warm(a, b)
+    assert read_file(a) == adata  # in the page cache now, kept across opens
+    ba = backing(cvfs, os.stat(a).st_ino)
+    eventually(lambda: not daemon_holds(cvfs, ba), "the daemon's RELEASE")
+    _replace_behind_the_back(cvfs, a, b, how)
+    _assert_not_old(a, adata, bdata)
+    m = remount(mounter, cvfs)
+    assert read_file(m.p("a")) == bdata
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "file_open keeps the kernel's pages whenever another handle is open "
+    "(fd_refs > 0) and reuses the daemon's backing fd without a look at "
+    "the backing file; the same happens right after the last close(2), "
+    "until the asynchronous RELEASE reaches the daemon"))
+@pytest.mark.parametrize("how", ["in_place", "renamed_over"])
+def test_backing_replaced_while_open(cvfs, how):
+    """Unsupported, documented: as test_backing_replaced_behind_the_back,
+    but while a handle of the file is open (what the daemon also sees for
+    a moment after the user's last close(2): the kernel sends RELEASE
+    asynchronously). What the open handle reads is anyone's guess; a new
+    open must still not show the old content."""
+    a, b = cvfs.p("a"), cvfs.p("b")
+    adata, bdata = util.rand_bytes(10000, 1), util.rand_bytes(5000, 2)
+    write_file(a, adata)
+    write_file(b, bdata)
+    h = os.open(a, os.O_RDONLY)
+    try:
+        assert fd_data(h) == adata
+        warm(a, b)
+        _replace_behind_the_back(cvfs, a, b, how)
+        _assert_not_old(a, adata, bdata)
+    finally:
+        os.close(h)
+
+
+def test_caches_are_in_effect(vfs, mounter):
+    """The attribute cache the other tests exercise is there: a mode that
+    a second mount of the cipherdir (without -sharedstorage: unsupported)
+    changes behind a warm mount's back does not show through it. So the
+    tests here that pass do so because the kernel saw, or was told of,
+    each change. (A descriptor held open keeps the kernel from dropping
+    the name and the inode, as it may under memory pressure or
+    drop_caches; negative entries and listings cannot be held so.)"""
+    p = vfs.p("f")
+    write_file(p, b"data", 0o644)
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o644
+        other = mounter.mount(vfs.cipherdir, label="behind")
+        os.chmod(other.p("f"), 0o600)
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o644
+        assert stat.S_IMODE(os.fstat(fd).st_mode) == 0o644
+    finally:
+        os.close(fd)
 
 
 # --- xattrs ------------------------------------------------------------------
