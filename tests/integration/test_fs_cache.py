@@ -14,10 +14,12 @@ change must be on disk too, again after a remount. The oracle for
 attributes is the backing object itself (assert_fresh): what a mount shows
 must be what the cipherdir holds at that moment.
 
-A change to the cipherdir behind a forward mount's back is not supported;
-test_backing_replaced_behind_the_back says what a user sees then, and
-test_caches_are_in_effect checks that the attribute cache these tests
-exercise is really there.
+-sharedstorage caches nothing: two mounts of one cipherdir see each other's
+changes at once. Reverse mode caches for a second: a new plaintext file
+shows within a few seconds. A change to the cipherdir behind a forward
+mount's back is not supported; test_backing_replaced_behind_the_back says
+what a user sees then, and test_caches_are_in_effect checks that the
+attribute cache these tests exercise is really there.
 """
 
 import errno
@@ -1175,3 +1177,85 @@ def test_symlink_replaced(vfs, mounter):
         assert_fresh(vfs, s, vfs.mnt)
     m = remount(mounter, vfs)
     assert os.readlink(m.p(LONG)) == "t1"
+
+
+# --- -sharedstorage and reverse mode -----------------------------------------
+
+def test_sharedstorage_sees_the_other_mount_at_once(mounter):
+    """Two -sharedstorage mounts of one cipherdir: what A changes, B
+    shows at once (stat, contents, listing, a name B looked up while it
+    was absent), though B had looked at everything before."""
+    cd = mounter.init(("-gcm",))
+    args = ["-passfile", mounter.passfile, "-sharedstorage"]
+    a = mounter.mount(cd, args=args, label="A")
+    b = mounter.mount(cd, args=args, label="B")
+    os.mkdir(a.p("d"))
+    write_file(a.p("f"), util.rand_bytes(10000, 1))
+    write_file(a.p("g"), b"g")
+
+    def changes():
+        yield write_file, a.p("f"), util.rand_bytes(5000, 2)
+        yield write_file, a.p("f"), util.rand_bytes(5000, 3)  # same size
+        yield write_file, a.p("new"), b"new"
+        yield os.mkdir, a.p("d", LONG)
+        yield os.rename, a.p("g"), a.p("d", "g")
+        yield os.unlink, a.p("new")
+        yield os.chmod, a.p("f"), 0o600
+        yield os.setxattr, a.p("f"), "user.k", b"v"
+        yield os.truncate, a.p("f"), 4097
+
+    for fn, *args in changes():
+        for m in (a, b):
+            warm(m.mnt, m.p("d"), m.p("f"), m.p("new"), m.p("g"),
+                 m.p("d", "g"))
+        fn(*args)
+        for rel in ("", "d"):
+            assert sorted(os.listdir(b.p(rel))) == \
+                sorted(os.listdir(a.p(rel))), (fn.__name__, rel)
+        for rel in ("f", "new", "g", "d/g", "d/" + LONG):
+            try:
+                sa = os.lstat(a.p(rel))
+            except FileNotFoundError:
+                expect_errno(errno.ENOENT, os.lstat, b.p(rel))
+                continue
+            sb = os.lstat(b.p(rel))
+            assert (sb.st_mode, sb.st_size, sb.st_mtime_ns, sb.st_ino) == \
+                (sa.st_mode, sa.st_size, sa.st_mtime_ns, sa.st_ino), rel
+            if stat.S_ISREG(sa.st_mode):
+                assert read_file(b.p(rel)) == read_file(a.p(rel)), rel
+                assert os.listxattr(b.p(rel)) == os.listxattr(a.p(rel))
+
+
+def test_reverse_sees_plaintext_changes(mounter, tmp_path):
+    """Reverse mode keeps names and attributes for a second: a plaintext
+    file added, grown or removed shows in the view within a few seconds,
+    also where the view had looked the name up while absent
+    (-plaintextnames, where the name is known beforehand)."""
+    for flags in ([], ["-plaintextnames"]):
+        plain = str(tmp_path / ("plain%d" % len(flags)))
+        os.mkdir(plain)
+        mounter.init(["-reverse", *flags], cipherdir=plain)
+        write_file(os.path.join(plain, "a"), b"a" * 100)
+        v = mounter.mount(plain, args=["-reverse", "-passfile",
+                                       mounter.passfile])
+        before = set(os.listdir(v.mnt))
+        warm(v.mnt, *[v.p(n) for n in before])
+        if flags:
+            expect_errno(errno.ENOENT, os.stat, v.p("b"))
+        write_file(os.path.join(plain, "b"), b"b" * 5000)
+        eventually(lambda: len(set(os.listdir(v.mnt)) - before) == 1,
+                   "a new file in the listing")
+        new = (set(os.listdir(v.mnt)) - before).pop()
+        if flags:
+            assert new == "b"
+        eventually(lambda: os.path.lexists(v.p(new)), "the new name")
+        assert os.stat(v.p(new)).st_size == util.cipher_size(5000, 32)
+        with open(os.path.join(plain, "b"), "ab") as f:
+            f.write(b"c" * 5000)
+        eventually(lambda: os.stat(v.p(new)).st_size ==
+                   util.cipher_size(10000, 32), "the new size")
+        assert len(read_file(v.p(new))) == util.cipher_size(10000, 32)
+        os.unlink(os.path.join(plain, "b"))
+        eventually(lambda: set(os.listdir(v.mnt)) == before and
+                   not os.path.lexists(v.p(new)), "the file gone")
+        mounter.unmount(v)
