@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Helpers for the integration suite: locating binaries, running -init,
 starting and stopping mounts, reading daemon logs, syscall wrappers that
-Python's os module lacks (renameat2, fallocate) and tree snapshots used to
-compare a mounted filesystem with a reference tree.
+Python's os module lacks (renameat2, fallocate, readdir with "." and "..")
+and tree snapshots used to compare a mounted filesystem with a reference
+tree.
 
 The binary under test is $VEILFS_BIN (default $BUILD_DIR/src/veilfs). Setting
 VEILFS_BIN to the gocryptfs binary runs the whole suite against gocryptfs,
@@ -309,6 +310,43 @@ def fallocate(fd, mode, offset, length):
         raise OSError(e, os.strerror(e))
 
 
+class _Dirent(ctypes.Structure):
+    """struct dirent of glibc on 64-bit Linux."""
+    _fields_ = [("d_ino", ctypes.c_uint64), ("d_off", ctypes.c_int64),
+                ("d_reclen", ctypes.c_ushort), ("d_type", ctypes.c_ubyte),
+                ("d_name", ctypes.c_char * 256)]
+
+
+_libc.opendir.argtypes = [ctypes.c_char_p]
+_libc.opendir.restype = ctypes.c_void_p
+_libc.readdir.argtypes = [ctypes.c_void_p]
+_libc.readdir.restype = ctypes.POINTER(_Dirent)
+_libc.closedir.argtypes = [ctypes.c_void_p]
+
+
+def readdir_raw(path):
+    """{name: (d_ino, d_type)} of every entry readdir(3) returns for PATH,
+    "." and ".." included (os.scandir leaves them out)."""
+    d = _libc.opendir(os.fsencode(path))
+    if not d:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), path)
+    out = {}
+    try:
+        while True:
+            ctypes.set_errno(0)
+            ent = _libc.readdir(d)
+            if not ent:
+                e = ctypes.get_errno()
+                if e:
+                    raise OSError(e, os.strerror(e), path)
+                return out
+            out[os.fsdecode(ent.contents.d_name)] = (ent.contents.d_ino,
+                                                     ent.contents.d_type)
+    finally:
+        _libc.closedir(d)
+
+
 # --- file helpers ---------------------------------------------------------
 
 def write_file(path, data, mode=0o644):
@@ -379,6 +417,15 @@ def cipher_size(plain, overhead):
     if plain == 0:
         return 0
     return 18 + plain + overhead * ((plain + 4095) // 4096)
+
+
+def plain_size(csize, overhead):
+    """Plaintext size of a CSIZE-byte ciphertext file (cipher_size's
+    inverse)."""
+    if csize == 0:
+        return 0
+    body = csize - 18
+    return body - overhead * ((body + 4095 + overhead) // (4096 + overhead))
 
 
 # --- tree snapshots --------------------------------------------------------
