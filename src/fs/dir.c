@@ -713,7 +713,8 @@ static int make_rename(int dfd, const char *stored, void *arg)
 }
 
 int dir_rename(struct fs *fs, struct inode *dir, const char *name,
-	       struct inode *newdir, const char *newname, unsigned flags)
+	       struct inode *newdir, const char *newname, unsigned flags,
+	       uint64_t moved[static 2])
 {
 	struct rename_args a;
 	struct dname sn, dn;
@@ -722,6 +723,7 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 	int sfd, dfd = -1, rc;
 	bool have_dst = false;
 
+	moved[0] = moved[1] = 0;
 	rc = prep(fs, dir, name, &sfd, &sn);
 	if (rc)
 		return rc;
@@ -772,6 +774,12 @@ int dir_rename(struct fs *fs, struct inode *dir, const char *name,
 	}
 	if (sin)
 		inode_move(fs, sin, dir, sn.stored, newdir, dn.stored);
+	if (dir != newdir) {
+		if (sin && S_ISDIR(sst.st_mode))
+			moved[0] = inode_nodeid(fs, sin);
+		if (din && (flags & RENAME_EXCHANGE) && S_ISDIR(dst.st_mode))
+			moved[1] = inode_nodeid(fs, din);
+	}
 	if (din)
 		inode_unpin(fs, din);
 	if (sin)

@@ -48,8 +48,11 @@ int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
 	     const char *name, struct inode **out, struct stat *st);
 int dir_unlink(struct fs *fs, struct inode *dir, const char *name);
 int dir_rmdir(struct fs *fs, struct inode *dir, const char *name);
+/* moved[0..1] get the node ids of the directories whose parent changed
+ * (their ".." is another now), 0 for none. */
 int dir_rename(struct fs *fs, struct inode *dir, const char *name,
-	       struct inode *newdir, const char *newname, unsigned flags);
+	       struct inode *newdir, const char *newname, unsigned flags,
+	       uint64_t moved[static 2]);
 /* Decrypted symlink target into buf (cap bytes, NUL-terminated). */
 int dir_readlink(struct fs *fs, struct inode *in, char *buf, size_t cap);
 /* st_size of symlink in as the plaintext view shows it (the decrypted

@@ -595,30 +595,79 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 
 /* What file_open compares to see whether a backing file changed: ctime and
  * mtime change with every write, truncate or attribute change. Never 0. */
-static uint64_t cache_stamp(int fd)
+static uint64_t stamp_of(const struct stat *st)
 {
-	struct stat st;
 	uint64_t h;
 
-	if (fstat(fd, &st) < 0)
-		return 0;
-	h = (uint64_t)st.st_ctim.tv_sec * 1000000000u +
-	    (uint64_t)st.st_ctim.tv_nsec;
-	h ^= ((uint64_t)st.st_mtim.tv_sec * 1000000000u +
-	      (uint64_t)st.st_mtim.tv_nsec) * 0x9e3779b97f4a7c15u;
-	h ^= (uint64_t)st.st_size * 0xc2b2ae3d27d4eb4fu;
+	h = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
+	    (uint64_t)st->st_ctim.tv_nsec;
+	h ^= ((uint64_t)st->st_mtim.tv_sec * 1000000000u +
+	      (uint64_t)st->st_mtim.tv_nsec) * 0x9e3779b97f4a7c15u;
+	h ^= (uint64_t)st->st_size * 0xc2b2ae3d27d4eb4fu;
 	return h ? h : 1;
 }
 
-int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache)
+static uint64_t cache_stamp(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) < 0 ? 0 : stamp_of(&st);
+}
+
+void file_restamp(struct fs *fs, struct inode *in, const struct stat *st)
+{
+	if (fs->sole_writer && in->type == S_IFREG)
+		in->kc_stamp = stamp_of(st);
+}
+
+/* Whether the fd held for in still is the file its name shows. A change
+ * behind the mount's back (not supported, but it must not make us serve
+ * the old file or its pages) may have put another file there while the
+ * kernel keeps the name for long. A file unlinked through us has no name
+ * to compare. rw held. */
+static bool fd_still_named(struct fs *fs, struct inode *in)
+{
+	struct stat st;
+	struct loc l;
+	bool same = true;
+	int pfd;
+
+	if (loc_get(fs, in, &l))
+		return true;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd >= 0) {
+		if (fstatat(pfd, l.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			same = errno != ENOENT;
+		else
+			same = st.st_dev == in->dev && st.st_ino == in->ino;
+		dirfd_put(fs, l.parent);
+	}
+	loc_put(fs, &l);
+	return same;
+}
+
+/* After a change through fd that returned rc: the file as we leave it, or
+ * none after a failure (the kernel's pages may hold what did not reach the
+ * backing file). rw held for writing. */
+static void renew_stamp(struct fs *fs, struct inode *in, int fd, int rc)
+{
+	if (fs->sole_writer)
+		in->kc_stamp = rc || fd < 0 ? 0 : cache_stamp(fd);
+}
+
+int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
+	      bool *changed)
 {
 	bool want_w = (flags & O_ACCMODE) != O_RDONLY, rw;
+	uint64_t now;
 	int fd, rc = 0;
 
+	*keep_cache = *changed = false;
 	pthread_rwlock_wrlock(&in->rw);
-	/* Open already: every change since its open (which dropped the
-	 * cache if the file had changed) went through the kernel. */
-	*keep_cache = in->fd_refs > 0;
+	if (in->fd >= 0 && fs->sole_writer && !fd_still_named(fs, in)) {
+		rc = -ESTALE; /* the kernel looks the name up again */
+		goto out;
+	}
 	if (in->fd < 0 || (want_w && !in->fd_rw)) {
 		fd = open_backing(fs, in, want_w, &rw);
 		if (fd < 0) {
@@ -631,9 +680,17 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache)
 		in->size_known = false;
 		in->fd_rw = rw;
 	}
-	if (!*keep_cache)
-		*keep_cache = in->kc_stamp && in->kc_stamp == cache_stamp(in->fd);
-	*keep_cache = *keep_cache && fs->sole_writer;
+	/* The stamp is the file as we last left or saw it (file_write
+	 * and file_truncate renew it): a change behind our back since then
+	 * drops the pages, and the file ID, which may be another's now. */
+	if (fs->sole_writer) {
+		now = cache_stamp(in->fd);
+		*keep_cache = in->kc_stamp && in->kc_stamp == now;
+		*changed = in->kc_stamp && in->kc_stamp != now;
+		if (*changed)
+			in->id_valid = false;
+		in->kc_stamp = now;
+	}
 	in->fd_refs++;
 	if ((flags & O_TRUNC) && want_w) {
 		rc = truncate_any(fs, in, in->fd, 0);
@@ -654,12 +711,6 @@ void file_release(struct fs *fs, struct inode *in)
 	(void)fs;
 	pthread_rwlock_wrlock(&in->rw);
 	if (in->fd_refs && --in->fd_refs == 0) {
-		/* The kernel's pages match the backing file, unless a write
-		 * failed after its answer (the pages hold what it wrote). */
-		pthread_mutex_lock(&in->hdr_lock);
-		in->kc_stamp = in->wb_failed ? 0 : cache_stamp(in->fd);
-		in->wb_failed = false;
-		pthread_mutex_unlock(&in->hdr_lock);
 		close(in->fd);
 		in->fd = -1;
 		in->size_known = false;
@@ -794,9 +845,9 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 		pthread_mutex_lock(&in->hdr_lock);
 		if (!in->wb_err)
 			in->wb_err = rc;
-		in->wb_failed = true;
 		pthread_mutex_unlock(&in->hdr_lock);
 	}
+	renew_stamp(fs, in, in->fd, rc);
 	pthread_rwlock_unlock(&in->rw);
 	return rc;
 }
@@ -851,6 +902,7 @@ int file_truncate(struct fs *fs, struct inode *in, uint64_t size)
 			in->id_valid = false;
 	}
 	rc = truncate_any(fs, in, fd, size);
+	renew_stamp(fs, in, fd, rc);
 	if (tmp) {
 		close(fd);
 		if (!in->fd_refs)
@@ -905,6 +957,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 	S = content_cipher_to_plain_size(fs->content, csize, NULL);
 	if (off + len > S)
 		rc = truncate_locked(fs, in, fd, off + len);
+	renew_stamp(fs, in, fd, rc);
 out:
 	if (locked)
 		rc = change_end(fd, rc);

@@ -15,16 +15,25 @@
 
 struct fs;
 struct inode;
+struct stat;
 
 /* Attach an opened backing fd (from create) to in as one handle. */
 void file_attach(struct fs *fs, struct inode *in, int fd, bool rw);
 /* Open in for one handle (flags: the open(2) flags from the kernel);
- * handles O_TRUNC. *keep_cache tells whether the kernel may keep the file's
- * page cache: nothing changed the backing file since the kernel last saw
- * it (it is open already, or it is as the last handle left it). Returns 0
- * or -errno. */
-int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache);
+ * handles O_TRUNC. On a local backing (fs->sole_writer): *keep_cache tells
+ * whether the kernel may keep the file's pages (the backing file is as we
+ * last left or saw it), *changed that it is not (changed behind our back:
+ * the kernel's attributes are stale). Returns 0, -ESTALE when the name
+ * shows another file than the one held open (the kernel looks it up
+ * again), or -errno. */
+int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
+	      bool *changed);
 void file_release(struct fs *fs, struct inode *in);
+/* After a change of in's attributes made through us (chmod, chown, utimens,
+ * xattrs), st being the backing file's stat now: the change of its ctime is
+ * no sign of a change behind our back at the next open. Caller holds in->rw
+ * for reading if the file may be open. */
+void file_restamp(struct fs *fs, struct inode *in, const struct stat *st);
 
 /* Read up to size plaintext bytes at off. On success *buf (caller frees)
  * holds *len bytes starting at *data. */

@@ -97,11 +97,10 @@ struct inode {
 	uint64_t bsize;
 	uint8_t id[CONTENT_FILE_ID_LEN];
 	int wb_err;		/* under hdr_lock: see file_write */
-	bool wb_failed;		/* under hdr_lock: a write failed after its
-				 * answer since the file was opened */
-	/* The backing file as the last handle left it (file_release): a
-	 * digest of its ctime, mtime and size, 0 for none; under rw. */
-	uint64_t kc_stamp;
+	/* The backing file as we last left it or saw it (file.c,
+	 * renew_stamp): a digest of its ctime, mtime and size, 0 for none;
+	 * changed under rw (held for reading by file_restamp). */
+	_Atomic uint64_t kc_stamp;
 
 	/* xattr negative cache (under hdr_lock, see xattr.c): the backing
 	 * object had no attribute we show, valid until xnone_until

@@ -104,6 +104,7 @@ static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
 		    int to_set)
 {
 	struct timespec ts[2];
+	struct stat st;
 	struct loc l = { 0 };
 	uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 	gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
@@ -183,6 +184,11 @@ static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
 		}
 	}
 	rc = 0;
+	if (in->type == S_IFREG &&
+	    (held ? fstat(fd, &st) :
+		    fstatat(pfd, l.name, &st, AT_SYMLINK_NOFOLLOW)) == 0 &&
+	    st.st_dev == in->dev && st.st_ino == in->ino)
+		file_restamp(fs, in, &st);
 out:
 	if (held)
 		pthread_rwlock_unlock(&in->rw);
@@ -344,7 +350,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
-	int rc;
+	struct fs *fs = get_fs(req);
+	uint64_t moved[2] = { 0, 0 };
+	int rc, i;
 
 	/* RENAME_WHITEOUT (overlayfs upper layers) goes to the backing
 	 * rename: the whiteout, a 0/0 character device, gets the source's
@@ -353,9 +361,16 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 				RENAME_WHITEOUT))
 		rc = -EINVAL;
 	else
-		rc = dir_rename(get_fs(req), get_in(req, parent), name,
-				get_in(req, newparent), newname, flags);
+		rc = dir_rename(fs, get_in(req, parent), name,
+				get_in(req, newparent), newname, flags, moved);
 	fuse_reply_err(req, -rc);
+	/* The kernel drops the kept listings of the two parents, not that
+	 * of a directory that moved, whose ".." is another now: drop it
+	 * (its pages), once the rename is answered. */
+	for (i = 0; i < 2 && fs->sole_writer; i++)
+		if (moved[i])
+			fuse_lowlevel_notify_inval_inode(fs->se, moved[i], 0,
+							 0);
 }
 
 /* -sharedstorage: an appending handle bypasses the page cache. A cached
@@ -386,7 +401,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
 	struct inode *in = get_in(req, ino);
-	bool keep;
+	bool keep, changed;
 	int rc;
 
 	if (in->type != S_IFREG) {
@@ -396,7 +411,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY &&
 	    kill_priv(req, fs, in))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
-	rc = file_open(fs, in, fi->flags, &keep);
+	rc = file_open(fs, in, fi->flags, &keep, &changed);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -410,7 +425,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		file_release(fs, in);
 		inode_unpin(fs, in);
 		atomic_fetch_sub(&fs->nopen, 1);
+		return;
 	}
+	/* Changed behind our back: the size the kernel keeps is stale too
+	 * (a read stops there). Attributes only: no lock the kernel holds. */
+	if (changed)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "common/secmem.h"
+#include "fs/file.h"
 #include "fs/inode.h"
 #include "fs/xattr.h"
 
@@ -109,23 +110,69 @@ static void note_if_none(const struct fs *fs, struct inode *in,
 	xnone_store(fs, in, g);
 }
 
-/* /proc path naming in's backing inode; *fd to close afterwards. */
-static int xopen(struct fs *fs, struct inode *in, char *path, size_t cap,
-		 int *fdp)
+/* A path naming in's backing inode: /proc/self/fd/N of a descriptor we
+ * hold, so that no name is resolved (an open file may be unlinked or
+ * replaced): the root's, a directory's cached one, an open file's (with
+ * its rw lock held, so that it stays open), or else one opened O_PATH by
+ * name. Release with xref_put. */
+struct xref {
+	char path[64];
+	int fd;			/* ours to close, or -1 */
+	struct inode *dir;	/* its cached directory fd is used */
+	struct inode *file;	/* its open fd is used, rw held */
+};
+
+static int xref_get(struct fs *fs, struct inode *in, struct xref *x)
 {
 	int fd;
 
-	*fdp = -1;
+	x->fd = -1;
+	x->dir = x->file = NULL;
 	if (in == &fs->root) {
-		snprintf(path, cap, "/proc/self/fd/%d", fs->root_fd);
-		return 0;
+		fd = fs->root_fd;
+	} else if (in->type == S_IFDIR) {
+		fd = dirfd_get(fs, in);
+		if (fd < 0)
+			return fd;
+		x->dir = in;
+	} else {
+		if (in->type == S_IFREG) {
+			pthread_rwlock_rdlock(&in->rw);
+			if (in->fd >= 0)
+				x->file = in;
+			else
+				pthread_rwlock_unlock(&in->rw);
+		}
+		fd = x->file ? in->fd : inode_open(fs, in, O_PATH);
+		if (fd < 0)
+			return fd;
+		if (!x->file)
+			x->fd = fd;
 	}
-	fd = inode_open(fs, in, O_PATH);
-	if (fd < 0)
-		return fd;
-	*fdp = fd;
-	snprintf(path, cap, "/proc/self/fd/%d", fd);
+	snprintf(x->path, sizeof(x->path), "/proc/self/fd/%d", fd);
 	return 0;
+}
+
+static void xref_put(struct fs *fs, struct xref *x)
+{
+	if (x->fd >= 0)
+		close(x->fd);
+	if (x->dir)
+		dirfd_put(fs, x->dir);
+	if (x->file)
+		pthread_rwlock_unlock(&x->file->rw);
+	x->fd = -1;
+	x->dir = x->file = NULL;
+}
+
+/* After a change of a regular file's attributes: file_restamp. */
+static void restamp(struct fs *fs, struct inode *in, const struct xref *x)
+{
+	struct stat st;
+	int fd = x->file ? in->fd : x->fd;
+
+	if (in->type == S_IFREG && fd >= 0 && fstat(fd, &st) == 0)
+		file_restamp(fs, in, &st);
 }
 
 static int enc_xname(struct fs *fs, const char *name, char *out, size_t cap)
@@ -144,11 +191,12 @@ static int enc_xname(struct fs *fs, const char *name, char *out, size_t cap)
 int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	      size_t size, size_t *len)
 {
-	char path[64], xname[XATTR_NAME_BUF];
+	char xname[XATTR_NAME_BUF];
 	uint8_t small[4096], *big = NULL, *raw = small, *pt = NULL;
 	size_t dlen;
 	ssize_t n = 0;
-	int fd = -1, rc;
+	struct xref x = { .fd = -1 };
+	int rc;
 	long g;
 
 	/* Asked before every write; only a -suid mount can make use of
@@ -161,13 +209,13 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	if (rc)
 		return rc;
 	g = xgen_snapshot(in);
-	rc = xopen(fs, in, path, sizeof(path), &fd);
+	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
 	/* Small first: the kernel allocates (and zeroes) as much as asked
 	 * for, and nearly every value fits, and nearly every answer is
 	 * ENODATA (ls -l). */
-	n = getxattr(path, xname, small, sizeof(small));
+	n = getxattr(x.path, xname, small, sizeof(small));
 	if (n < 0 && errno == ERANGE) {
 		big = malloc(XATTR_VAL_MAX);
 		if (!big) {
@@ -175,12 +223,12 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 			goto out;
 		}
 		raw = big;
-		n = getxattr(path, xname, raw, XATTR_VAL_MAX);
+		n = getxattr(x.path, xname, raw, XATTR_VAL_MAX);
 	}
 	if (n < 0) {
 		rc = -errno; /* mostly ENODATA: ls -l asks for every file */
 		if (rc == -ENODATA)
-			note_if_none(fs, in, path, g);
+			note_if_none(fs, in, x.path, g);
 		n = 0;
 		goto out;
 	}
@@ -219,19 +267,19 @@ out:
 		free(pt);
 	}
 	free(big);
-	if (fd >= 0)
-		close(fd);
+	xref_put(fs, &x);
 	return rc;
 }
 
 int xattr_set(struct fs *fs, struct inode *in, const char *name,
 	      const char *value, size_t size, int flags)
 {
-	char path[64], xname[XATTR_NAME_BUF];
+	char xname[XATTR_NAME_BUF];
 	uint8_t *ct = NULL;
 	size_t clen = 0;
 	const void *v = value;
-	int fd = -1, rc;
+	struct xref x = { .fd = -1 };
+	int rc;
 
 	if (in->type == S_IFLNK)
 		return -EPERM;
@@ -251,49 +299,54 @@ int xattr_set(struct fs *fs, struct inode *in, const char *name,
 	} else {
 		clen = size;
 	}
-	rc = xopen(fs, in, path, sizeof(path), &fd);
+	rc = xref_get(fs, in, &x);
 	if (rc)
 		goto out;
 	xchange(in, true);
-	if (setxattr(path, xname, v, clen, flags) < 0)
+	if (setxattr(x.path, xname, v, clen, flags) < 0)
 		rc = -errno;
+	else
+		restamp(fs, in, &x);
 	xchange(in, false);
 out:
 	free(ct);
-	if (fd >= 0)
-		close(fd);
+	xref_put(fs, &x);
 	return rc;
 }
 
 int xattr_remove(struct fs *fs, struct inode *in, const char *name)
 {
-	char path[64], xname[XATTR_NAME_BUF];
-	int fd = -1, rc;
+	char xname[XATTR_NAME_BUF];
+	struct xref x = { .fd = -1 };
+	int rc;
 
 	if (in->type == S_IFLNK)
 		return -ENODATA;
 	rc = enc_xname(fs, name, xname, sizeof(xname));
 	if (rc)
 		return rc;
-	rc = xopen(fs, in, path, sizeof(path), &fd);
+	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
 	xchange(in, true);
-	if (removexattr(path, xname) < 0)
+	if (removexattr(x.path, xname) < 0)
 		rc = -errno;
+	else
+		restamp(fs, in, &x);
 	xchange(in, false);
-	close(fd);
+	xref_put(fs, &x);
 	return rc;
 }
 
 int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	       size_t *len)
 {
-	char path[64], name[XATTR_NAME_BUF];
-	char *raw = NULL, *p;
+	char name[XATTR_NAME_BUF], small[4096];
+	char *big = NULL, *raw = small, *p;
 	size_t out = 0, nl;
 	ssize_t n;
-	int fd = -1, rc;
+	struct xref x = { .fd = -1 };
+	int rc;
 	bool any = false;
 	long g;
 
@@ -301,23 +354,30 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	if (in->type == S_IFLNK || xnone_cached(fs, in))
 		return 0;
 	g = xgen_snapshot(in);
-	rc = xopen(fs, in, path, sizeof(path), &fd);
+	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
-	raw = malloc(XATTR_VAL_MAX);
-	if (!raw) {
-		rc = -ENOMEM;
-		goto out;
+	/* Small first, as in xattr_get. */
+	n = listxattr(x.path, small, sizeof(small));
+	if (n < 0 && errno == ERANGE) {
+		big = malloc(XATTR_VAL_MAX);
+		if (!big) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		raw = big;
+		n = listxattr(x.path, raw, XATTR_VAL_MAX);
 	}
-	n = listxattr(path, raw, XATTR_VAL_MAX);
 	if (n < 0) {
 		rc = -errno;
 		goto out;
 	}
 	for (p = raw; p < raw + n; p += strlen(p) + 1) {
+		const char *shown = name;
+
 		any = any || shown_name(p);
 		if (is_acl(p)) {
-			snprintf(name, sizeof(name), "%s", p);
+			shown = p;
 		} else if (!strncmp(p, NAMES_XATTR_PREFIX,
 				    strlen(NAMES_XATTR_PREFIX))) {
 			rc = names_decrypt_xattr(fs->names, p, name,
@@ -331,13 +391,13 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 		} else {
 			continue;
 		}
-		nl = strlen(name) + 1;
+		nl = strlen(shown) + 1;
 		if (size) {
 			if (out + nl > size) {
 				rc = -ERANGE;
 				goto out;
 			}
-			memcpy(buf + out, name, nl);
+			memcpy(buf + out, shown, nl);
 		}
 		out += nl;
 	}
@@ -346,8 +406,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	if (!any)
 		xnone_store(fs, in, g);
 out:
-	free(raw);
-	if (fd >= 0)
-		close(fd);
+	free(big);
+	xref_put(fs, &x);
 	return rc;
 }

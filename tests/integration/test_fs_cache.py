@@ -639,10 +639,6 @@ def test_unlink_open_file(vfs, mounter):
     assert read_file(m.p("f")) == b"another file"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not a cache issue: xattr.c reaches the backing object by its name "
-    "(inode_open of its first known link), never through the open fd, so "
-    "an unlinked or replaced open file answers ESTALE"))
 def test_xattrs_of_unlinked_open_file(vfs):
     """The attributes of an unlinked open file, through its descriptor,
     as on any local filesystem."""
@@ -854,11 +850,6 @@ def test_backing_replaced_behind_the_back(cvfs, mounter, how, sizes):
     assert read_file(m.p("a")) == bdata
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "file_open keeps the kernel's pages whenever another handle is open "
-    "(fd_refs > 0) and reuses the daemon's backing fd without a look at "
-    "the backing file; the same happens right after the last close(2), "
-    "until the asynchronous RELEASE reaches the daemon"))
 @pytest.mark.parametrize("how", ["in_place", "renamed_over"])
 def test_backing_replaced_while_open(cvfs, how):
     """Unsupported, documented: as test_backing_replaced_behind_the_back,
@@ -1072,11 +1063,6 @@ def test_listing_follows_every_change(vfs, mounter):
     assert kinds(m.p("o")) == want[o]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a directory's kept listing (FOPEN_CACHE_DIR) still holds the old "
-    "parent's inode number as '..' after the directory moved: a rename "
-    "changes the moved directory's '..', but the kernel drops only the "
-    "listings of the two parents"))
 def test_listed_parent_after_directory_move(vfs):
     """The ".." entry of a directory's listing names its parent also
     after the directory moved to another parent (by rename and by
