@@ -165,6 +165,30 @@ static void xref_put(struct fs *fs, struct xref *x)
 	x->dir = x->file = NULL;
 }
 
+/* getxattr of name, or listxattr (name NULL), of path: into small (cap
+ * bytes) first, since the kernel allocates (and zeroes) as much as asked
+ * for and nearly everything fits (nearly every getxattr answer is ENODATA:
+ * ls -l); else into *big (XATTR_VAL_MAX bytes, caller frees). *raw gets the
+ * buffer used. Returns the length or -errno. */
+static ssize_t small_first(const char *path, const char *name, void *small,
+			   size_t cap, void **big, void **raw)
+{
+	ssize_t n;
+
+	*raw = small;
+	n = name ? getxattr(path, name, small, cap) :
+		   listxattr(path, small, cap);
+	if (n < 0 && errno == ERANGE) {
+		*big = malloc(XATTR_VAL_MAX);
+		if (!*big)
+			return -ENOMEM;
+		*raw = *big;
+		n = name ? getxattr(path, name, *big, XATTR_VAL_MAX) :
+			   listxattr(path, *big, XATTR_VAL_MAX);
+	}
+	return n < 0 ? -errno : n;
+}
+
 /* After a change of a regular file's attributes: file_restamp. */
 static void restamp(struct fs *fs, struct inode *in, const struct xref *x)
 {
@@ -192,7 +216,8 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	      size_t size, size_t *len)
 {
 	char xname[XATTR_NAME_BUF];
-	uint8_t small[4096], *big = NULL, *raw = small, *pt = NULL;
+	uint8_t small[4096], *pt = NULL;
+	void *big = NULL, *raw;
 	size_t dlen;
 	ssize_t n = 0;
 	struct xref x = { .fd = -1 };
@@ -212,21 +237,9 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
-	/* Small first: the kernel allocates (and zeroes) as much as asked
-	 * for, and nearly every value fits, and nearly every answer is
-	 * ENODATA (ls -l). */
-	n = getxattr(x.path, xname, small, sizeof(small));
-	if (n < 0 && errno == ERANGE) {
-		big = malloc(XATTR_VAL_MAX);
-		if (!big) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		raw = big;
-		n = getxattr(x.path, xname, raw, XATTR_VAL_MAX);
-	}
+	n = small_first(x.path, xname, small, sizeof(small), &big, &raw);
 	if (n < 0) {
-		rc = -errno; /* mostly ENODATA: ls -l asks for every file */
+		rc = (int)n; /* mostly ENODATA: ls -l asks for every file */
 		if (rc == -ENODATA)
 			note_if_none(fs, in, x.path, g);
 		n = 0;
@@ -342,7 +355,8 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	       size_t *len)
 {
 	char name[XATTR_NAME_BUF], small[4096];
-	char *big = NULL, *raw = small, *p;
+	void *big = NULL, *raw;
+	char *p, *end;
 	size_t out = 0, nl;
 	ssize_t n;
 	struct xref x = { .fd = -1 };
@@ -357,22 +371,13 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
-	/* Small first, as in xattr_get. */
-	n = listxattr(x.path, small, sizeof(small));
-	if (n < 0 && errno == ERANGE) {
-		big = malloc(XATTR_VAL_MAX);
-		if (!big) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		raw = big;
-		n = listxattr(x.path, raw, XATTR_VAL_MAX);
-	}
+	n = small_first(x.path, NULL, small, sizeof(small), &big, &raw);
 	if (n < 0) {
-		rc = -errno;
+		rc = (int)n;
 		goto out;
 	}
-	for (p = raw; p < raw + n; p += strlen(p) + 1) {
+	end = (char *)raw + n;
+	for (p = raw; p < end; p += strlen(p) + 1) {
 		const char *shown = name;
 
 		any = any || shown_name(p);
