@@ -270,12 +270,83 @@ static void release_dir(struct fs *fs, struct dir_handle *h)
 	free(h);
 }
 
+/* Listings without a handle. Where the kernel may keep listings
+ * (fs->sole_writer), OPENDIR answers ENOSYS: the kernel then sends neither
+ * OPENDIR nor RELEASEDIR again (two round trips per directory opened),
+ * keeps listings by itself (FUSE's default without opendir) and sends
+ * READDIR without a handle. A listing is read into a snapshot at offset 0,
+ * which waits here between its READDIRs, keyed by the directory, until a
+ * READDIR finds its end; PARKED_MAX at a time, the oldest dropped (a
+ * listing abandoned midway: the next READDIR of it reads the directory
+ * anew). Protected by fs->lock. */
+#define PARKED_MAX 16
+struct dir_parked {
+	struct inode *dir; /* NULL: a free slot */
+	dev_t dev;
+	ino_t ino;
+	unsigned long age;
+	struct dir_list dl;
+};
+
+/* The snapshot parked for dir into *dl, if any. */
+static void parked_take(struct fs *fs, struct inode *dir, struct dir_list *dl)
+{
+	struct dir_parked *p;
+	size_t i;
+
+	pthread_mutex_lock(&fs->lock);
+	for (i = 0; fs->parked && i < PARKED_MAX; i++) {
+		p = &fs->parked[i];
+		if (p->dir == dir && p->dev == dir->dev && p->ino == dir->ino) {
+			*dl = p->dl;
+			memset(p, 0, sizeof(*p));
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Park dl for dir (taken over; freed if there is no room). */
+static void parked_put(struct fs *fs, struct inode *dir, struct dir_list *dl)
+{
+	struct dir_parked *p = NULL;
+	struct dir_list old = { 0 };
+	static unsigned long clock;
+	size_t i;
+
+	pthread_mutex_lock(&fs->lock);
+	if (!fs->parked)
+		fs->parked = calloc(PARKED_MAX, sizeof(*fs->parked));
+	for (i = 0; fs->parked && i < PARKED_MAX; i++) {
+		if (!p || !fs->parked[i].dir ||
+		    (p->dir && fs->parked[i].age < p->age))
+			p = &fs->parked[i];
+	}
+	if (p) {
+		old = p->dl;
+		p->dir = dir;
+		p->dev = dir->dev;
+		p->ino = dir->ino;
+		p->age = ++clock;
+		p->dl = *dl;
+	} else {
+		old = *dl;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	memset(dl, 0, sizeof(*dl));
+	dir_list_free(&old);
+}
+
 void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fe_fs(req);
 	struct dir_handle *h;
 
 	(void)ino;
+	if (fs->sole_writer) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		fuse_reply_err(req, ENOMEM);
@@ -289,9 +360,6 @@ void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&fs->lock);
 	atomic_fetch_add(&fs->nopen, 1);
 	fi->fh = (uint64_t)(uintptr_t)h;
-	/* The kernel drops its copy of a listing whenever the directory
-	 * changes through it; it may keep it otherwise. */
-	fi->cache_readdir = fi->keep_cache = fs->sole_writer;
 	if (fuse_reply_open(req, fi) < 0)
 		release_dir(fs, h);
 }
@@ -301,32 +369,33 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fs *fs = fe_fs(req);
 	struct inode *dir = fe_in(req, ino);
-	struct dir_list *dl = &((struct dir_handle *)(uintptr_t)fi->fh)->dl;
+	struct dir_handle *h = (struct dir_handle *)(uintptr_t)fi->fh;
+	struct dir_list own = { 0 }, *dl = h ? &h->dl : &own;
 	struct fuse_entry_param e;
 	struct stat st;
-	char *buf;
+	char *buf = NULL;
 	size_t pos = 0, i, ent;
 	int rc = 0, dfd = -1;
 
+	if (!h && off > 0)
+		parked_take(fs, dir, &own);
 	if (off == 0 || !dl->ents) {
 		dir_list_free(dl);
 		rc = fs->fe->list_load(fs, dir, dl);
-		if (rc) {
-			fuse_reply_err(req, -rc);
-			return;
-		}
+		if (rc)
+			goto out;
 	}
 	buf = malloc(size);
 	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
+		rc = -ENOMEM;
+		goto out;
 	}
 	if (plus) {
 		dfd = dirfd_get(fs, dir);
 		if (dfd < 0) {
-			free(buf);
-			fuse_reply_err(req, -dfd);
-			return;
+			rc = dfd;
+			dfd = -1;
+			goto out;
 		}
 	}
 	for (i = (size_t)off; i < dl->n; i++) {
@@ -366,6 +435,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 		pos += ent;
 	}
+out:
 	if (dfd >= 0)
 		dirfd_put(fs, dir);
 	if (rc && !pos)
@@ -373,6 +443,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	else
 		fuse_reply_buf(req, buf, pos);
 	free(buf);
+	/* Without a handle: an empty answer or an error ends the listing. */
+	if (!h && pos && !rc)
+		parked_put(fs, dir, &own);
+	else
+		dir_list_free(&own);
 }
 
 void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -396,6 +471,12 @@ void fe_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void fe_fini(struct fs *fs)
 {
+	size_t i;
+
 	while (fs->dir_handles)
 		release_dir(fs, fs->dir_handles);
+	for (i = 0; fs->parked && i < PARKED_MAX; i++)
+		dir_list_free(&fs->parked[i].dl);
+	free(fs->parked);
+	fs->parked = NULL;
 }

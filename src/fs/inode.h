@@ -32,6 +32,7 @@
 
 struct ctlsock_ops;
 struct dir_handle;
+struct dir_parked;
 struct fuse_session;
 struct inode;
 
@@ -139,6 +140,7 @@ struct fs {
 	unsigned lru_count, lru_max;
 	bool as_root_chown;		/* allow_other as root: chown new */
 	struct dir_handle *dir_handles;	/* open directories (fe.c) */
+	struct dir_parked *parked;	/* listings without a handle (fe.c) */
 	atomic_int nopen;		/* open file + directory handles */
 	pthread_mutex_t read_lock;	/* -serialize_reads */
 	/* -ctlsock: the frontend's path translation. fs_new sets the
