@@ -51,6 +51,49 @@ static void lt_insert(struct fs *fs, struct ilink *l)
 	fs->ltab[h] = l;
 }
 
+/* Double both tables when they hold more inodes than buckets, so that a
+ * chain stays about one long however many inodes the kernel holds (a fixed
+ * size made a million files three times slower to create and stat). On
+ * ENOMEM the tables stay as they are: longer chains, still correct.
+ * fs->lock held. */
+static void grow_tables(struct fs *fs)
+{
+	size_t old = fs->hsize, i;
+	struct inode **oh = fs->htab, **nh;
+	struct ilink **ol = fs->ltab, **nl;
+
+	if (fs->count <= old || old > SIZE_MAX / 4 / sizeof(*nh))
+		return;
+	nh = calloc(old * 2, sizeof(*nh));
+	nl = calloc(old * 2, sizeof(*nl));
+	if (!nh || !nl) {
+		free(nh);
+		free(nl);
+		return;
+	}
+	fs->hsize = old * 2;
+	fs->htab = nh;
+	fs->ltab = nl;
+	for (i = 0; i < old; i++) {
+		while (oh[i]) {
+			struct inode *in = oh[i];
+			size_t h = hash_of(fs, in->dev, in->ino);
+
+			oh[i] = in->hnext;
+			in->hnext = nh[h];
+			nh[h] = in;
+		}
+		while (ol[i]) {
+			struct ilink *l = ol[i];
+
+			ol[i] = l->hnext;
+			lt_insert(fs, l);
+		}
+	}
+	free(oh);
+	free(ol);
+}
+
 static void lt_remove(struct fs *fs, struct ilink *l)
 {
 	struct ilink **pp = &fs->ltab[lhash_of(fs, l->parent, l->name)];
@@ -102,7 +145,7 @@ int inode_table_init(struct fs *fs)
 	struct stat st;
 
 	pthread_mutex_init(&fs->lock, NULL);
-	fs->hsize = 1 << 16;
+	fs->hsize = 1 << 12; /* grows with the inodes (grow_tables) */
 	fs->htab = calloc(fs->hsize, sizeof(*fs->htab));
 	fs->ltab = calloc(fs->hsize, sizeof(*fs->ltab));
 	if (!fs->htab || !fs->ltab)
@@ -327,6 +370,7 @@ static struct inode *new_locked(struct fs *fs, struct inode *parent,
 	in->hnext = fs->htab[h];
 	fs->htab[h] = in;
 	fs->count++;
+	grow_tables(fs);
 	return in;
 }
 
