@@ -373,15 +373,26 @@ static int pad_last_block(struct fs *fs, struct inode *in, int fd,
  * caller still holds in->rw for writing until the blocks are written, so
  * every later request on the file waits for them, and the reservation means
  * a full disk can no longer fail them. A crash before they are written
- * leaves whole blocks of zeros, which read as holes (spec §3.4). */
+ * leaves whole blocks of zeros, which read as holes (spec §3.4).
+ * On a network backing (sshfs, NFS, MooseFS answer a write before their
+ * server has it, and report its failure at close or fsync) it is answered
+ * now without a reservation: a failure is reported at close or fsync too
+ * (file_flush), and the writer's next write overlaps with this one's trip
+ * to the server. */
 static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
 			    uint64_t off, size_t len, uint64_t S,
 			    struct file_ack *ack)
 {
 	uint64_t coff, cend;
 
-	if (!ack || fs->opt.noprealloc || off < S || S % PBS || off % PBS ||
-	    len % PBS)
+	if (!ack || off < S || S % PBS || off % PBS || len % PBS)
+		return false;
+	if (!fs->local) {
+		ack->fn(ack->arg);
+		ack->done = true;
+		return false; /* written as without: undone if it fails */
+	}
+	if (fs->opt.noprealloc)
 		return false;
 	coff = content_block_cipher_off(fs->content, off / PBS);
 	cend = content_plain_to_cipher_size(fs->content, off + len);

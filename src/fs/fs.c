@@ -143,6 +143,7 @@ static void set_caching(struct fs *fs)
 {
 	bool local = backing_is_local(fs->root_fd);
 
+	fs->local = local;
 	fs->cache_timeout = fs->fe->cache_timeout;
 	if (!local && fs->cache_timeout > FS_SHORT_TIMEOUT)
 		fs->cache_timeout = FS_SHORT_TIMEOUT;

@@ -126,6 +126,7 @@ struct fs {
 	bool plaintext, diriv;
 	size_t cbs;			/* cipher block size */
 	double cache_timeout;		/* fs_cache_timeout */
+	bool local;			/* the backing is a local filesystem */
 	bool sole_writer;		/* fe->sole_writer, on a local backing,
 					 * without -sharedstorage */
 	struct fuse_session *se;

@@ -273,6 +273,40 @@ def test_close_to_open(place, mounter):
         assert util.read_file(b.p("f%d" % r)) == data, r
 
 
+def test_full_server_disk(backing_sshfs, mounter, request):
+    """The server's disk fills up under a stream of writes through veilfs
+    on sshfs (a write is answered before the server has it, there and in
+    veilfs): the writer learns it from write(), fsync() or close(), never
+    sees all of them succeed; what was written before still reads whole."""
+    name = request.node.name
+    srv = os.path.join(backing_sshfs.export, name)
+    os.makedirs(srv)
+    with util.tmpfs(srv, "6m"):
+        cd = mounter.init(cipherdir=os.path.join(
+            backing_sshfs.clients[0], name, "tmpfs", "cd"))
+        m = mounter.mount(cd)
+        before = util.rand_bytes(100000, 1)
+        util.write_file(m.p("before"), before)
+        chunk = util.rand_bytes(128 * 1024, 2)
+        err = None
+        try:
+            fd = os.open(m.p("big"), os.O_WRONLY | os.O_CREAT)
+            try:
+                for _ in range(80):  # 10 MiB
+                    os.write(fd, chunk)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            err = e
+        print("error:", err)
+        assert err is not None, "10 MiB written to a 6 MiB disk"
+        assert err.errno in (errno.ENOSPC, errno.EIO), err
+        assert util.read_file(m.p("before")) == before
+        os.unlink(m.p("big"))
+        mounter.unmount(m)
+
+
 def test_close_to_open_rewrite_shared(place, mounter):
     """With -sharedstorage nothing is cached: a file B has read, rewritten
     and resized on A, reads new on B right after A's close."""
