@@ -183,7 +183,7 @@ static int load_id(struct inode *in, int fd)
 	size_t got;
 	int rc;
 
-	pthread_mutex_lock(&in->hdr_lock);
+	pthread_mutex_lock(inode_hdr_lock(in));
 	if (in->id_valid) {
 		rc = 1;
 		goto out;
@@ -204,7 +204,7 @@ static int load_id(struct inode *in, int fd)
 	in->id_valid = true;
 	rc = 1;
 out:
-	pthread_mutex_unlock(&in->hdr_lock);
+	pthread_mutex_unlock(inode_hdr_lock(in));
 	return rc;
 }
 
@@ -590,7 +590,7 @@ static int truncate_any(struct fs *fs, struct inode *in, int fd,
 void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 {
 	(void)fs;
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	if (in->fd >= 0 && (in->fd_rw || !rw)) {
 		close(fd);
 	} else {
@@ -601,7 +601,7 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 		in->fd_rw = rw;
 	}
 	in->fd_refs++;
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 }
 
 /* What file_open compares to see whether a backing file changed: ctime and
@@ -674,7 +674,7 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 	int fd, rc = 0;
 
 	*keep_cache = *changed = false;
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	if (in->fd >= 0 && fs->sole_writer && !fd_still_named(fs, in)) {
 		rc = -ESTALE; /* the kernel looks the name up again */
 		goto out;
@@ -713,21 +713,21 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 		}
 	}
 out:
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
 void file_release(struct fs *fs, struct inode *in)
 {
 	(void)fs;
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	if (in->fd_refs && --in->fd_refs == 0) {
 		close(in->fd);
 		in->fd = -1;
 		in->size_known = false;
 		in->id_valid = false;
 	}
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 }
 
 /* file_read with rw held; -EBADMSG with *bad set when a block fails to
@@ -791,9 +791,9 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	*len = 0;
 	if (!size)
 		return 0;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	rc = read_locked(fs, in, size, off, bufp, data, len, &bad);
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	/* shared.c: another mount may be rewriting the block, or have given
 	 * the file a new ID: read again under a shared lock, which waits for
 	 * its writer, with the ID read anew. A few times, with a pause, for
@@ -802,7 +802,7 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	     tries++) {
 		if (tries)
 			usleep(1000u << tries);
-		pthread_rwlock_wrlock(&in->rw);
+		rwlock_wrlock(&in->rw);
 		rc = in->fd < 0 ? -EBADF :
 				  shared_lock_whole(fs, in->fd, false, off);
 		if (!rc) {
@@ -811,7 +811,7 @@ int file_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 					 &bad);
 			shared_unlock(in->fd);
 		}
-		pthread_rwlock_unlock(&in->rw);
+		rwlock_unlock(&in->rw);
 	}
 	if (rc == -EBADMSG) {
 		log_warn("inode %ju: block %ju is corrupt", (uintmax_t)in->ino,
@@ -842,7 +842,7 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 {
 	int rc;
 
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	if (in->fd < 0 || !in->fd_rw)
 		rc = -EBADF;
 	else if (fs->opt.sharedstorage)
@@ -853,13 +853,13 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 		log_err("inode %ju: write at %ju failed after it was "
 			"acknowledged: %s", (uintmax_t)in->ino,
 			(uintmax_t)off, strerror(-rc));
-		pthread_mutex_lock(&in->hdr_lock);
+		pthread_mutex_lock(inode_hdr_lock(in));
 		if (!in->wb_err)
 			in->wb_err = rc;
-		pthread_mutex_unlock(&in->hdr_lock);
+		pthread_mutex_unlock(inode_hdr_lock(in));
 	}
 	renew_stamp(fs, in, in->fd, rc);
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -868,10 +868,10 @@ static int take_wb_err(struct inode *in)
 {
 	int rc;
 
-	pthread_mutex_lock(&in->hdr_lock);
+	pthread_mutex_lock(inode_hdr_lock(in));
 	rc = in->wb_err;
 	in->wb_err = 0;
-	pthread_mutex_unlock(&in->hdr_lock);
+	pthread_mutex_unlock(inode_hdr_lock(in));
 	return rc;
 }
 
@@ -886,12 +886,12 @@ int file_flush(struct fs *fs, struct inode *in)
 	int rc = 0;
 
 	(void)fs;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	if (in->fd >= 0 && in->fd_rw)
 		rc = flush_backing(in->fd);
 	if (!rc)
 		rc = take_wb_err(in);
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -900,7 +900,7 @@ int file_truncate(struct fs *fs, struct inode *in, uint64_t size)
 	bool rw, tmp = false;
 	int fd, rc;
 
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	fd = in->fd;
 	if (fd < 0 || !in->fd_rw) {
 		fd = open_backing(fs, in, true, &rw);
@@ -920,7 +920,7 @@ int file_truncate(struct fs *fs, struct inode *in, uint64_t size)
 			in->id_valid = false;
 	}
 out:
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -935,7 +935,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		return -EOPNOTSUPP;
 	if (!len)
 		return -EINVAL;
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	fd = in->fd;
 	if (fd < 0 || !in->fd_rw) {
 		rc = -EBADF;
@@ -972,7 +972,7 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 out:
 	if (locked)
 		rc = change_end(fd, rc);
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -1019,7 +1019,7 @@ int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 
 	if (whence != SEEK_DATA && whence != SEEK_HOLE)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	if (in->fd < 0) {
 		rc = -EBADF;
 		goto out;
@@ -1070,7 +1070,7 @@ int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 	}
 	rc = -ENXIO;
 out:
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -1079,14 +1079,14 @@ int file_fsync(struct fs *fs, struct inode *in, bool datasync)
 	int rc;
 
 	(void)fs;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	if (in->fd < 0)
 		rc = -EBADF;
 	else if ((datasync ? fdatasync(in->fd) : fsync(in->fd)) < 0)
 		rc = -errno;
 	else
 		rc = take_wb_err(in);
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -1095,11 +1095,11 @@ int file_fstat(struct fs *fs, struct inode *in, struct stat *st)
 	int rc = 0;
 
 	(void)fs;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	if (in->fd < 0)
 		rc = -EBADF;
 	else if (fstat(in->fd, st) < 0)
 		rc = -errno;
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }

@@ -125,19 +125,29 @@ static void lru_add_front(struct fs *fs, struct inode *in)
 
 static void init_inode(struct inode *in)
 {
-	pthread_rwlockattr_t a;
-
 	memset(in, 0, sizeof(*in));
 	in->dfd = -1;
 	in->fd = -1;
-	/* Writers first: a stream of parallel reads must not starve a
-	 * write. No path takes in->rw twice, so this cannot deadlock. */
-	pthread_rwlockattr_init(&a);
-	pthread_rwlockattr_setkind_np(&a,
-		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&in->rw, &a);
-	pthread_rwlockattr_destroy(&a);
-	pthread_mutex_init(&in->hdr_lock, NULL);
+	/* Writers first (rwlock.h): a stream of parallel reads must not
+	 * starve a write. No path takes in->rw twice, so this cannot
+	 * deadlock. */
+	rwlock_init(&in->rw);
+}
+
+#define HDR_LOCK_BITS 6
+
+/* A path holds at most one of these at a time and takes no lock under it
+ * (inode.h), so sharing cannot deadlock; it can only make a thread wait for
+ * another inode's short critical section. */
+static pthread_mutex_t hdr_locks[1 << HDR_LOCK_BITS] = {
+	[0 ... (1 << HDR_LOCK_BITS) - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+
+pthread_mutex_t *inode_hdr_lock(const struct inode *in)
+{
+	uint64_t h = (uint64_t)(uintptr_t)in * 0x9e3779b97f4a7c15ULL;
+
+	return &hdr_locks[h >> (64 - HDR_LOCK_BITS)];
 }
 
 int inode_table_init(struct fs *fs)
@@ -171,8 +181,6 @@ static void free_inode(struct fs *fs, struct inode *in)
 		close(in->dfd);
 	if (in->fd >= 0)
 		close(in->fd);
-	pthread_rwlock_destroy(&in->rw);
-	pthread_mutex_destroy(&in->hdr_lock);
 	free(in->rpath);
 	free(in);
 }
@@ -915,10 +923,10 @@ int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
 	}
 	if (rc == -ESTALE || rc == -ENOENT) {
 		/* Unlinked (or moved behind our back) but maybe still open. */
-		pthread_rwlock_rdlock(&in->rw);
+		rwlock_rdlock(&in->rw);
 		if (in->fd >= 0)
 			rc = fstat(in->fd, st) < 0 ? -errno : 0;
-		pthread_rwlock_unlock(&in->rw);
+		rwlock_unlock(&in->rw);
 	}
 	return rc;
 }

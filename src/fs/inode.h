@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "common/rwlock.h"
 #include "crypto/content.h"
 #include "crypto/names.h"
 #include "fs/fs.h"
@@ -86,9 +87,8 @@ struct inode {
 	/* Open-file state. rw serialises writers against everything and lets
 	 * reads run in parallel; fd, fd_refs, fd_rw change under rw held for
 	 * writing (and fs->lock for fd_refs). id/id_valid change under rw for
-	 * writing, or under hdr_lock while rw is held for reading. */
-	pthread_rwlock_t rw;
-	pthread_mutex_t hdr_lock;
+	 * writing, or under inode_hdr_lock while rw is held for reading. */
+	struct rwlock rw;
 	int fd;
 	unsigned fd_refs;
 	bool fd_rw;
@@ -97,14 +97,14 @@ struct inode {
 				 * backing_size); under rw */
 	uint64_t bsize;
 	uint8_t id[CONTENT_FILE_ID_LEN];
-	int wb_err;		/* under hdr_lock: see file_write */
+	int wb_err;		/* under inode_hdr_lock: see file_write */
 	/* The backing file as we last left it or saw it (file.c,
 	 * renew_stamp): a digest of its ctime, mtime and size, 0 for none;
 	 * changed under rw (held for reading by file_restamp). */
 	_Atomic uint64_t kc_stamp;
 
-	/* xattr negative cache (under hdr_lock, see xattr.c): the backing
-	 * object had no attribute we show, valid until xnone_until
+	/* xattr negative cache (under inode_hdr_lock, see xattr.c): the
+	 * backing object had no attribute we show, valid until xnone_until
 	 * (CLOCK_MONOTONIC ns) while xgen == xnone_gen. xbusy counts
 	 * setxattr/removexattr calls in progress; each bumps xgen. */
 	unsigned xgen, xnone_gen, xbusy;
@@ -203,6 +203,13 @@ struct inode *inode_find_entry_pin(struct fs *fs, struct inode *parent,
 /* The real inode known by the name (parent, name), pinned; NULL if none. */
 struct inode *inode_find_name_pin(struct fs *fs, struct inode *parent,
 				  const char *name);
+/* The mutex guarding in's file ID while rw is held for reading, its
+ * wb_err and its xattr cache: one of a fixed set, picked by the inode's
+ * address, so unrelated inodes may share one. Hold it briefly and take no
+ * other lock of the daemon's under it, a second one of these included
+ * (logging is fine). */
+pthread_mutex_t *inode_hdr_lock(const struct inode *in);
+
 void inode_pin(struct fs *fs, struct inode *in);
 void inode_unpin(struct fs *fs, struct inode *in);
 

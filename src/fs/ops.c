@@ -130,12 +130,12 @@ static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
 		/* An open file (tar's fchown/fchmod/futimens): its own fd
 		 * names exactly this inode, with no name to resolve. */
 		if (in->type == S_IFREG) {
-			pthread_rwlock_rdlock(&in->rw);
+			rwlock_rdlock(&in->rw);
 			if (in->fd >= 0) {
 				held = true;
 				fd = in->fd;
 			} else {
-				pthread_rwlock_unlock(&in->rw);
+				rwlock_unlock(&in->rw);
 			}
 		}
 		if (!held) {
@@ -191,7 +191,7 @@ static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
 		file_restamp(fs, in, &st);
 out:
 	if (held)
-		pthread_rwlock_unlock(&in->rw);
+		rwlock_unlock(&in->rw);
 	if (dir && fd >= 0)
 		dirfd_put(fs, in);
 	if (pfd >= 0)

@@ -114,7 +114,7 @@ int rfile_open(struct fs *fs, struct inode *in)
 	struct stat st;
 	int fd = -1, rc = 0;
 
-	pthread_rwlock_wrlock(&in->rw);
+	rwlock_wrlock(&in->rw);
 	if (in->fd < 0) {
 		fd = inode_open(fs, in, O_RDONLY);
 		if (fd < 0) {
@@ -142,7 +142,7 @@ out:
 		close(fd);
 	if (rc)
 		in->id_valid = false;
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -265,14 +265,14 @@ int rfile_read(struct fs *fs, struct inode *in, size_t size, uint64_t off,
 	*data = NULL;
 	if (!size)
 		return 0;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	if (in->fd < 0)
 		rc = -EBADF;
 	else if (!in->id_valid)
 		rc = read_raw(in, size, off, data, len);
 	else
 		rc = read_view(fs, in, size, off, data, len);
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }
 
@@ -287,7 +287,7 @@ int rfile_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 
 	if (whence != SEEK_DATA && whence != SEEK_HOLE)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&in->rw);
+	rwlock_rdlock(&in->rw);
 	if (in->fd < 0) {
 		rc = -EBADF;
 	} else if (fstat(in->fd, &st) < 0) {
@@ -301,6 +301,6 @@ int rfile_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 		else
 			*res = whence == SEEK_DATA ? off : size;
 	}
-	pthread_rwlock_unlock(&in->rw);
+	rwlock_unlock(&in->rw);
 	return rc;
 }

@@ -47,10 +47,10 @@ static bool xnone_cached(const struct fs *fs, struct inode *in)
 
 	if (fs_cache_timeout(fs) <= 0)
 		return false;
-	pthread_mutex_lock(&in->hdr_lock);
+	pthread_mutex_lock(inode_hdr_lock(in));
 	r = in->xnone_until && in->xnone_gen == in->xgen && !in->xbusy &&
 	    now_ns() < in->xnone_until;
-	pthread_mutex_unlock(&in->hdr_lock);
+	pthread_mutex_unlock(inode_hdr_lock(in));
 	return r;
 }
 
@@ -59,34 +59,34 @@ static long xgen_snapshot(struct inode *in)
 {
 	long g;
 
-	pthread_mutex_lock(&in->hdr_lock);
+	pthread_mutex_lock(inode_hdr_lock(in));
 	g = in->xbusy ? -1 : (long)in->xgen;
-	pthread_mutex_unlock(&in->hdr_lock);
+	pthread_mutex_unlock(inode_hdr_lock(in));
 	return g;
 }
 
 static void xnone_store(const struct fs *fs, struct inode *in, long g)
 {
-	pthread_mutex_lock(&in->hdr_lock);
+	pthread_mutex_lock(inode_hdr_lock(in));
 	if (g >= 0 && (unsigned)g == in->xgen && !in->xbusy) {
 		in->xnone_gen = in->xgen;
 		in->xnone_until =
 			now_ns() + (uint64_t)(fs_cache_timeout(fs) * 1e9);
 	}
-	pthread_mutex_unlock(&in->hdr_lock);
+	pthread_mutex_unlock(inode_hdr_lock(in));
 }
 
 /* Around a setxattr/removexattr: start (busy) or end (!busy). */
 static void xchange(struct inode *in, bool busy)
 {
-	pthread_mutex_lock(&in->hdr_lock);
+	pthread_mutex_lock(inode_hdr_lock(in));
 	in->xgen++;
 	if (busy)
 		in->xbusy++;
 	else
 		in->xbusy--;
 	in->xnone_until = 0;
-	pthread_mutex_unlock(&in->hdr_lock);
+	pthread_mutex_unlock(inode_hdr_lock(in));
 }
 
 static bool shown_name(const char *p)
@@ -137,11 +137,11 @@ static int xref_get(struct fs *fs, struct inode *in, struct xref *x)
 		x->dir = in;
 	} else {
 		if (in->type == S_IFREG) {
-			pthread_rwlock_rdlock(&in->rw);
+			rwlock_rdlock(&in->rw);
 			if (in->fd >= 0)
 				x->file = in;
 			else
-				pthread_rwlock_unlock(&in->rw);
+				rwlock_unlock(&in->rw);
 		}
 		fd = x->file ? in->fd : inode_open(fs, in, O_PATH);
 		if (fd < 0)
@@ -160,7 +160,7 @@ static void xref_put(struct fs *fs, struct xref *x)
 	if (x->dir)
 		dirfd_put(fs, x->dir);
 	if (x->file)
-		pthread_rwlock_unlock(&x->file->rw);
+		rwlock_unlock(&x->file->rw);
 	x->fd = -1;
 	x->dir = x->file = NULL;
 }
