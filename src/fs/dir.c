@@ -382,7 +382,7 @@ int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 		}
 	}
 	rc = finish_new(fs, dir, dfd, &dn, cr, out, st);
-	if (!rc && with_iv) {
+	if (!rc && with_iv && (*out)->type == S_IFDIR) {
 		pthread_mutex_lock(&fs->lock);
 		memcpy((*out)->iv, iv, NAMES_DIRIV_LEN);
 		(*out)->iv_valid = true;

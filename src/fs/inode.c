@@ -123,15 +123,20 @@ static void lru_add_front(struct fs *fs, struct inode *in)
 	fs->lru_count++;
 }
 
-static void init_inode(struct inode *in)
+/* A zeroed inode of type with its type's part set up. */
+static void init_inode(struct inode *in, mode_t type)
 {
 	memset(in, 0, sizeof(*in));
-	in->dfd = -1;
-	in->fd = -1;
-	/* Writers first (rwlock.h): a stream of parallel reads must not
-	 * starve a write. No path takes in->rw twice, so this cannot
-	 * deadlock. */
-	rwlock_init(&in->rw);
+	in->type = (uint16_t)type;
+	if (type == S_IFDIR) {
+		in->dfd = -1;
+	} else {
+		in->fd = -1;
+		/* Writers first (rwlock.h): a stream of parallel reads must
+		 * not starve a write. No path takes in->rw twice, so this
+		 * cannot deadlock. */
+		rwlock_init(&in->rw);
+	}
 }
 
 #define HDR_LOCK_BITS 6
@@ -160,12 +165,12 @@ int inode_table_init(struct fs *fs)
 	fs->ltab = calloc(fs->hsize, sizeof(*fs->ltab));
 	if (!fs->htab || !fs->ltab)
 		return -ENOMEM;
-	init_inode(&fs->root);
+	init_inode(&fs->root, S_IFDIR);
+	init_inode(&fs->lru, S_IFDIR);
 	if (fstat(fs->root_fd, &st) < 0)
 		return -errno;
 	fs->root.dev = st.st_dev;
 	fs->root.ino = st.st_ino;
-	fs->root.type = S_IFDIR;
 	fs->root.nlookup = 1;
 	fs->root.pins = 1;
 	fs->lru.lru_next = fs->lru.lru_prev = &fs->lru;
@@ -175,13 +180,15 @@ int inode_table_init(struct fs *fs)
 
 static void free_inode(struct fs *fs, struct inode *in)
 {
-	if (in->lru_next)
-		lru_del(fs, in);
-	if (in->dfd >= 0)
-		close(in->dfd);
-	if (in->fd >= 0)
+	if (in->type == S_IFDIR) {
+		if (in->lru_next)
+			lru_del(fs, in);
+		if (in->dfd >= 0)
+			close(in->dfd);
+		free(in->rpath);
+	} else if (in->fd >= 0) {
 		close(in->fd);
-	free(in->rpath);
+	}
 	free(in);
 }
 
@@ -364,10 +371,9 @@ static struct inode *new_locked(struct fs *fs, struct inode *parent,
 
 	if (!in)
 		return NULL;
-	init_inode(in);
+	init_inode(in, kind == INODE_REAL ? st->st_mode & S_IFMT : S_IFREG);
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
-	in->type = kind == INODE_REAL ? st->st_mode & S_IFMT : S_IFREG;
 	in->kind = kind;
 	in->nlookup = 1;
 	if (set_link_locked(fs, in, parent, name) < 0) {
@@ -709,7 +715,7 @@ static int take_cached_locked(struct fs *fs, struct inode *in)
 {
 	if (in == &fs->root)
 		return fs->root_fd;
-	if (in->dfd < 0)
+	if (in->type != S_IFDIR || in->dfd < 0)
 		return -1;
 	in->dfd_users++;
 	if (fs->lru.lru_next != in) {
@@ -874,7 +880,7 @@ void dirfd_put(struct fs *fs, struct inode *in)
 
 void dirfd_drop(struct fs *fs, struct inode *in)
 {
-	if (in == &fs->root)
+	if (in == &fs->root || in->type != S_IFDIR)
 		return;
 	pthread_mutex_lock(&fs->lock);
 	in->iv_valid = false;

@@ -55,53 +55,20 @@ struct ilink {
 	char name[];
 };
 
+/* An inode's type never changes (inode_lookup_add gives a reused (dev, ino)
+ * of another type a new inode), so what only a directory needs and what
+ * only other types need share memory: use the first part of the union only
+ * where type is S_IFDIR, the second only where it is not. */
 struct inode {
 	dev_t dev;
 	ino_t ino;
-	mode_t type;		/* S_IFMT bits */
-	unsigned char kind;	/* enum inode_kind */
-	bool stale;		/* (dev, ino) reused: lookups skip it */
 	uint64_t nlookup;	/* kernel references (lookup/forget) */
-	unsigned pins;		/* children, handles, in-flight users */
 	struct ilink *links;	/* known names, most recent first */
 	struct inode *hnext;	/* hash chain */
-
-	/* Directory fd cache (protected by fs->lock). */
-	int dfd;
-	unsigned dfd_users;
-	struct inode *lru_prev, *lru_next;
-
-	/* Directory IV cache (protected by fs->lock). */
-	bool iv_valid;
-	uint8_t iv[NAMES_DIRIV_LEN];
-
-	/* Reverse frontend (protected by fs->lock): a directory's plaintext
-	 * and cipher paths, "plain\0cipher\0" (malloc'ed), valid while rgen
-	 * equals fs->path_gen; its IV goes to iv/iv_valid. */
-	char *rpath;
-	unsigned rgen;
-	/* Reverse frontend: a regular file's block-0 IV (spec §5.4), valid
-	 * with id_valid. */
-	uint8_t b0iv[16];
-
-	/* Open-file state. rw serialises writers against everything and lets
-	 * reads run in parallel; fd, fd_refs, fd_rw change under rw held for
-	 * writing (and fs->lock for fd_refs). id/id_valid change under rw for
-	 * writing, or under inode_hdr_lock while rw is held for reading. */
-	struct rwlock rw;
-	int fd;
-	unsigned fd_refs;
-	bool fd_rw;
-	bool id_valid;
-	bool size_known;	/* bsize is the backing file's size (file.c,
-				 * backing_size); under rw */
-	uint64_t bsize;
-	uint8_t id[CONTENT_FILE_ID_LEN];
-	int wb_err;		/* under inode_hdr_lock: see file_write */
-	/* The backing file as we last left it or saw it (file.c,
-	 * renew_stamp): a digest of its ctime, mtime and size, 0 for none;
-	 * changed under rw (held for reading by file_restamp). */
-	_Atomic uint64_t kc_stamp;
+	unsigned pins;		/* children, handles, in-flight users */
+	uint16_t type;		/* S_IFMT bits */
+	unsigned char kind;	/* enum inode_kind */
+	bool stale;		/* (dev, ino) reused: lookups skip it */
 
 	/* xattr negative cache (under inode_hdr_lock, see xattr.c): the
 	 * backing object had no attribute we show, valid until xnone_until
@@ -109,6 +76,55 @@ struct inode {
 	 * setxattr/removexattr calls in progress; each bumps xgen. */
 	unsigned xgen, xnone_gen, xbusy;
 	uint64_t xnone_until;
+
+	union {
+		/* Directories. */
+		struct {
+			/* Directory fd cache (protected by fs->lock). */
+			int dfd;
+			unsigned dfd_users;
+			struct inode *lru_prev, *lru_next;
+
+			/* Directory IV cache (protected by fs->lock). */
+			bool iv_valid;
+			uint8_t iv[NAMES_DIRIV_LEN];
+
+			/* Reverse frontend (protected by fs->lock): the
+			 * plaintext and cipher paths, "plain\0cipher\0"
+			 * (malloc'ed), valid while rgen equals fs->path_gen;
+			 * its IV goes to iv/iv_valid. */
+			unsigned rgen;
+			char *rpath;
+		};
+		/* Every other type: open-file state. rw serialises writers
+		 * against everything and lets reads run in parallel; fd,
+		 * fd_refs, fd_rw change under rw held for writing (and
+		 * fs->lock for fd_refs). id/id_valid change under rw for
+		 * writing, or under inode_hdr_lock while rw is held for
+		 * reading. */
+		struct {
+			struct rwlock rw;
+			int fd;
+			unsigned fd_refs;
+			int wb_err;	/* under inode_hdr_lock: see
+					 * file_write */
+			bool fd_rw;
+			bool id_valid;
+			bool size_known; /* bsize is the backing file's
+					  * size (file.c, backing_size);
+					  * under rw */
+			uint8_t id[CONTENT_FILE_ID_LEN];
+			/* Reverse frontend: a regular file's block-0 IV
+			 * (spec §5.4), valid with id_valid. */
+			uint8_t b0iv[16];
+			uint64_t bsize;
+			/* The backing file as we last left it or saw it
+			 * (file.c, renew_stamp): a digest of its ctime,
+			 * mtime and size, 0 for none; changed under rw
+			 * (held for reading by file_restamp). */
+			_Atomic uint64_t kc_stamp;
+		};
+	};
 };
 
 struct fs_frontend;
