@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -155,6 +156,30 @@ pthread_mutex_t *inode_hdr_lock(const struct inode *in)
 	return &hdr_locks[h >> (64 - HDR_LOCK_BITS)];
 }
 
+/* The room for one link after the struct (inode.h, link_room). */
+static struct ilink *link_slot(struct inode *in)
+{
+	return (struct ilink *)(in + 1);
+}
+
+/* A link of in with room for a name of n bytes. NULL on ENOMEM. */
+static struct ilink *link_alloc(struct inode *in, size_t n)
+{
+	if (!in->link_used && n <= in->link_room) {
+		in->link_used = true;
+		return link_slot(in);
+	}
+	return malloc(sizeof(struct ilink) + n + 1);
+}
+
+static void link_free(struct inode *in, struct ilink *l)
+{
+	if (l == link_slot(in))
+		in->link_used = false;
+	else
+		free(l);
+}
+
 int inode_table_init(struct fs *fs)
 {
 	struct stat st;
@@ -206,32 +231,38 @@ static void unhash(struct fs *fs, struct inode *in)
 	}
 }
 
+/* Unhash in and put it on the work list of maybe_free_locked if nothing
+ * holds it. */
+static void push_unused(struct fs *fs, struct inode *in, struct inode **todo)
+{
+	if (in == &fs->root || in->nlookup || in->pins)
+		return;
+	unhash(fs, in);
+	in->hnext = *todo;
+	*todo = in;
+}
+
 /* Called with fs->lock held: free in if nothing holds it, then every
  * parent it was the last holder of. Iterative (a chain of parents may be
- * as deep as the tree): the links of freed inodes form the work list. */
+ * as deep as the tree): unhashed inodes to free form the work list,
+ * through hnext. */
 static void maybe_free_locked(struct fs *fs, struct inode *in)
 {
-	struct ilink *todo = NULL, *l, *next;
+	struct inode *todo = NULL, *p;
+	struct ilink *l, *next;
 
-	for (;;) {
-		if (in != &fs->root && !in->nlookup && !in->pins) {
-			l = in->links;
-			unhash(fs, in);
-			free_inode(fs, in);
-			for (; l; l = next) {
-				next = l->next;
-				lt_remove(fs, l);
-				l->next = todo;
-				todo = l;
-			}
+	push_unused(fs, in, &todo);
+	while ((in = todo)) {
+		todo = in->hnext;
+		for (l = in->links; l; l = next) {
+			next = l->next;
+			p = l->parent;
+			lt_remove(fs, l);
+			link_free(in, l);
+			p->pins--;
+			push_unused(fs, p, &todo);
 		}
-		if (!todo)
-			return;
-		l = todo;
-		todo = l->next;
-		in = l->parent;
-		in->pins--;
-		free(l);
+		free_inode(fs, in);
 	}
 }
 
@@ -250,7 +281,7 @@ void inode_table_fini(struct fs *fs)
 			next = in->hnext;
 			for (l = in->links; l; l = ln) {
 				ln = l->next;
-				free(l);
+				link_free(in, l);
 			}
 			free_inode(fs, in);
 		}
@@ -303,7 +334,7 @@ static void del_link_locked(struct fs *fs, struct inode *in,
 				fs->path_gen++;
 			*pp = l->next;
 			lt_remove(fs, l);
-			free(l);
+			link_free(in, l);
 			parent->pins--;
 			maybe_free_locked(fs, parent);
 			return;
@@ -333,7 +364,7 @@ static int set_link_locked(struct fs *fs, struct inode *in,
 			return 0;
 		}
 	}
-	l = malloc(sizeof(*l) + n + 1);
+	l = link_alloc(in, n);
 	if (!l)
 		return -ENOMEM;
 	if (in->type == S_IFDIR && in->links)
@@ -350,7 +381,7 @@ static int set_link_locked(struct fs *fs, struct inode *in,
 			*pp = NULL;
 			parent = l->parent;
 			lt_remove(fs, l);
-			free(l);
+			link_free(in, l);
 			parent->pins--;
 			maybe_free_locked(fs, parent);
 			break;
@@ -366,12 +397,15 @@ static struct inode *new_locked(struct fs *fs, struct inode *parent,
 				const char *name, const struct stat *st,
 				unsigned char kind)
 {
-	struct inode *in = malloc(sizeof(*in));
+	/* The first link goes into the same allocation (link_room). */
+	size_t n = strlen(name), room = n <= UCHAR_MAX ? n : 0;
+	struct inode *in = malloc(sizeof(*in) + sizeof(struct ilink) + room + 1);
 	size_t h;
 
 	if (!in)
 		return NULL;
 	init_inode(in, kind == INODE_REAL ? st->st_mode & S_IFMT : S_IFREG);
+	in->link_room = (unsigned char)room;
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
 	in->kind = kind;

@@ -69,6 +69,11 @@ struct inode {
 	uint16_t type;		/* S_IFMT bits */
 	unsigned char kind;	/* enum inode_kind */
 	bool stale;		/* (dev, ino) reused: lookups skip it */
+	/* Room for one link with a name of up to link_room bytes right after
+	 * the struct (in the same allocation), and whether a link uses it
+	 * (protected by fs->lock). */
+	unsigned char link_room;
+	bool link_used;
 
 	/* xattr negative cache (under inode_hdr_lock, see xattr.c): the
 	 * backing object had no attribute we show, valid until xnone_until
