@@ -119,15 +119,25 @@ struct inode {
 					  * size (file.c, backing_size);
 					  * under rw */
 			uint8_t id[CONTENT_FILE_ID_LEN];
-			/* Reverse frontend: a regular file's block-0 IV
-			 * (spec §5.4), valid with id_valid. */
-			uint8_t b0iv[16];
-			uint64_t bsize;
-			/* The backing file as we last left it or saw it
-			 * (file.c, renew_stamp): a digest of its ctime,
-			 * mtime and size, 0 for none; changed under rw
-			 * (held for reading by file_restamp). */
-			_Atomic uint64_t kc_stamp;
+			/* A mount is forward or reverse: what only one of
+			 * the two frontends uses shares memory. */
+			union {
+				/* Forward (file.c). */
+				struct {
+					uint64_t bsize;
+					/* The backing file as we last
+					 * left it or saw it (renew_stamp):
+					 * a digest of its ctime, mtime and
+					 * size, 0 for none; changed under
+					 * rw (held for reading by
+					 * file_restamp). */
+					_Atomic uint64_t kc_stamp;
+				};
+				/* Reverse (rfile.c): a regular file's
+				 * block-0 IV (spec §5.4), valid with
+				 * id_valid. */
+				uint8_t b0iv[16];
+			};
 		};
 	};
 };
