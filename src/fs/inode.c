@@ -52,10 +52,11 @@ static void lt_insert(struct fs *fs, struct ilink *l)
 	fs->ltab[h] = l;
 }
 
-/* Double both tables when they hold more inodes than buckets, so that a
- * chain stays about one long however many inodes the kernel holds (a fixed
- * size made a million files three times slower to create and stat). On
- * ENOMEM the tables stay as they are: longer chains, still correct.
+/* Double both tables when they hold more than two inodes per bucket, so
+ * that a chain stays one or two long however many inodes the kernel holds
+ * (a fixed size made a million files three times slower to create and
+ * stat), for 8 to 16 bytes per inode (one per bucket would cost 16 to 32).
+ * On ENOMEM the tables stay as they are: longer chains, still correct.
  * fs->lock held. */
 static void grow_tables(struct fs *fs)
 {
@@ -63,7 +64,7 @@ static void grow_tables(struct fs *fs)
 	struct inode **oh = fs->htab, **nh;
 	struct ilink **ol = fs->ltab, **nl;
 
-	if (fs->count <= old || old > SIZE_MAX / 4 / sizeof(*nh))
+	if (fs->count <= 2 * old || old > SIZE_MAX / 4 / sizeof(*nh))
 		return;
 	nh = calloc(old * 2, sizeof(*nh));
 	nl = calloc(old * 2, sizeof(*nl));
