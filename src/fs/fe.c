@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -226,15 +227,40 @@ void fe_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
+/* When the kernel has dropped many inodes (memory pressure, drop_caches),
+ * give the memory they held back to the system: malloc keeps freed memory
+ * in its per-thread pools otherwise, and the daemon's RSS would stay at its
+ * high-water mark. At most once per TRIM_DROP inodes dropped. */
+#define TRIM_DROP 16384
+
+static void trim_after_forgets(struct fs *fs)
+{
+	static atomic_size_t high;
+	size_t n, h;
+
+	pthread_mutex_lock(&fs->lock);
+	n = fs->count;
+	pthread_mutex_unlock(&fs->lock);
+	h = atomic_load(&high);
+	if (n > h) {
+		atomic_store(&high, n);
+	} else if (h - n >= TRIM_DROP &&
+		   atomic_compare_exchange_strong(&high, &h, n)) {
+		malloc_trim(0);
+	}
+}
+
 void fe_forget_multi(fuse_req_t req, size_t count,
 		     struct fuse_forget_data *forgets)
 {
+	struct fs *fs = fe_fs(req);
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		inode_forget(fe_fs(req), fe_in(req, forgets[i].ino),
+		inode_forget(fs, fe_in(req, forgets[i].ino),
 			     forgets[i].nlookup);
-	fuse_reply_none(req);
+	fuse_reply_none(req); /* req is gone */
+	trim_after_forgets(fs);
 }
 
 void fe_statfs(fuse_req_t req, fuse_ino_t ino)
