@@ -256,6 +256,76 @@ static int read_block(struct fs *fs, struct inode *in, int fd, uint64_t b,
 	return rc;
 }
 
+/* The plaintext of a file's partial last block, as the last write through
+ * in->fd left it. A program that writes 10 KiB at a time (tar) starts every
+ * other write inside that block: merging with the copy here instead of
+ * reading and decrypting the block again saves a read of the backing file,
+ * a round trip to the server on a network backing. Used and changed under
+ * in->rw held for writing, for writes through in->fd only (never with
+ * -sharedstorage, where other mounts change the file); len 0: nothing
+ * kept. The file ID guards against a file made anew (new header). */
+struct file_tail {
+	uint64_t block;
+	size_t len;
+	uint8_t id[CONTENT_FILE_ID_LEN];
+	uint8_t pt[PBS];
+};
+
+static bool tail_usable(const struct fs *fs, const struct inode *in, int fd)
+{
+	return fd == in->fd && !fs->opt.sharedstorage;
+}
+
+/* Block b of a file of plaintext size S, if kept: PBS bytes, zeros after
+ * the data. */
+static const uint8_t *tail_find(const struct fs *fs, const struct inode *in,
+				int fd, uint64_t b, uint64_t S)
+{
+	const struct file_tail *t = in->tail;
+
+	if (!t || !t->len || !tail_usable(fs, in, fd) || !in->id_valid ||
+	    t->block != b || b * PBS + t->len != S ||
+	    memcmp(t->id, in->id, sizeof(t->id)))
+		return NULL;
+	return t->pt;
+}
+
+/* Block b, len (< PBS) bytes at pt, is now the file's last block. */
+static void tail_keep(const struct fs *fs, struct inode *in, int fd,
+		      uint64_t b, const uint8_t *pt, size_t len)
+{
+	struct file_tail *t = in->tail;
+
+	if (!tail_usable(fs, in, fd))
+		return;
+	if (!t) {
+		t = malloc(sizeof(*t));
+		if (!t)
+			return;
+		in->tail = t;
+	}
+	t->block = b;
+	t->len = len;
+	memcpy(t->id, in->id, sizeof(t->id));
+	memcpy(t->pt, pt, len);
+	memset(t->pt + len, 0, PBS - len);
+}
+
+static void tail_forget(struct inode *in)
+{
+	if (in->tail)
+		in->tail->len = 0;
+}
+
+void file_forget_tail(struct inode *in)
+{
+	if (in->tail) {
+		secure_zero(in->tail, sizeof(*in->tail));
+		free(in->tail);
+		in->tail = NULL;
+	}
+}
+
 /* Encrypt and write [off, off+len) given plaintext size S; the header
  * exists. A partly covered first or last block is read, merged and
  * re-encrypted; gaps inside a block become zeros. rw held for writing. */
@@ -270,8 +340,8 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 	bool head_old = head && b0 * PBS < S;
 	bool tail_old = (end % PBS) && end < S;
 	uint8_t *ptbuf = NULL, *ct = NULL;
-	const uint8_t *pt = data;
-	int rc;
+	const uint8_t *pt = data, *kept = NULL;
+	int rc = 0;
 
 	pend = (b1 + 1) * PBS;
 	if (S < pend)
@@ -284,7 +354,11 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 		ptbuf = malloc(n * PBS);
 		if (!ptbuf)
 			return -ENOMEM;
-		if (head_old) {
+		if (head_old)
+			kept = tail_find(fs, in, fd, b0, S);
+		if (kept) {
+			memcpy(ptbuf, kept, PBS);
+		} else if (head_old) {
 			rc = read_block(fs, in, fd, b0, ptbuf, &plen);
 			if (rc)
 				goto out;
@@ -292,8 +366,12 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 			memset(ptbuf, 0, PBS);
 		}
 		if (tail_old && (n > 1 || !head_old)) {
-			rc = read_block(fs, in, fd, b1, ptbuf + (n - 1) * PBS,
-					&plen);
+			kept = tail_find(fs, in, fd, b1, S);
+			if (kept)
+				memcpy(ptbuf + (n - 1) * PBS, kept, PBS);
+			else
+				rc = read_block(fs, in, fd, b1,
+						ptbuf + (n - 1) * PBS, &plen);
 			if (rc)
 				goto out;
 		}
@@ -318,8 +396,13 @@ static int write_blocks_hdr(struct fs *fs, struct inode *in, int fd,
 		coff = 0;
 		ctlen += HL;
 	}
+	tail_forget(in);
 	rc = write_or_undo(fs, in, fd, ct + (hdr ? 0 : HL), ctlen, coff,
 			   reserved);
+	/* pend is the file's new end when block b1 is its last block. */
+	if (!rc && pend % PBS && pend == (end > S ? end : S))
+		tail_keep(fs, in, fd, b1, pt + (n - 1) * PBS,
+			  (size_t)(pend - b1 * PBS));
 out:
 	free(ptbuf);
 	free(ct);
@@ -448,6 +531,7 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 	size_t plen;
 	int rc;
 
+	tail_forget(in);
 	rc = backing_size(fs, in, fd, &csize);
 	if (rc)
 		return rc;
@@ -599,6 +683,7 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw)
 		in->fd = fd;
 		in->size_known = false;
 		in->fd_rw = rw;
+		file_forget_tail(in);
 	}
 	in->fd_refs++;
 	rwlock_unlock(&in->rw);
@@ -690,6 +775,7 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 		in->fd = fd;
 		in->size_known = false;
 		in->fd_rw = rw;
+		file_forget_tail(in);
 	}
 	/* The stamp is the file as we last left or saw it (file_write
 	 * and file_truncate renew it): a change behind our back since then
@@ -698,8 +784,10 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 		now = cache_stamp(in->fd);
 		*keep_cache = in->kc_stamp && in->kc_stamp == now;
 		*changed = in->kc_stamp && in->kc_stamp != now;
-		if (*changed)
+		if (*changed) {
 			in->id_valid = false;
+			tail_forget(in);
+		}
 		in->kc_stamp = now;
 	}
 	in->fd_refs++;
@@ -710,6 +798,7 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 			in->fd = -1;
 			in->size_known = false;
 			in->id_valid = false;
+			file_forget_tail(in);
 		}
 	}
 out:
@@ -726,6 +815,7 @@ void file_release(struct fs *fs, struct inode *in)
 		in->fd = -1;
 		in->size_known = false;
 		in->id_valid = false;
+		file_forget_tail(in);
 	}
 	rwlock_unlock(&in->rw);
 }

@@ -29,6 +29,8 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw);
 int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 	      bool *changed);
 void file_release(struct fs *fs, struct inode *in);
+/* Free what file.c keeps for in's open backing fd (when in goes). */
+void file_forget_tail(struct inode *in);
 /* After a change of in's attributes made through us (chmod, chown, utimens,
  * xattrs), st being the backing file's stat now: the change of its ctime is
  * no sign of a change behind our back at the next open. Caller holds in->rw

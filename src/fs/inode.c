@@ -25,6 +25,7 @@
 #include <fuse_lowlevel.h>
 
 #include "common/log.h"
+#include "fs/file.h"
 #include "fs/inode.h"
 
 static size_t hash_of(const struct fs *fs, dev_t dev, ino_t ino)
@@ -212,8 +213,10 @@ static void free_inode(struct fs *fs, struct inode *in)
 		if (in->dfd >= 0)
 			close(in->dfd);
 		free(in->rpath);
-	} else if (in->fd >= 0) {
-		close(in->fd);
+	} else {
+		if (in->fd >= 0)
+			close(in->fd);
+		file_forget_tail(in);
 	}
 	free(in);
 }

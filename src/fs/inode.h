@@ -34,6 +34,7 @@
 struct ctlsock_ops;
 struct dir_handle;
 struct dir_parked;
+struct file_tail;
 struct fuse_session;
 struct inode;
 
@@ -119,6 +120,10 @@ struct inode {
 					  * size (file.c, backing_size);
 					  * under rw */
 			uint8_t id[CONTENT_FILE_ID_LEN];
+			/* Forward (file.c): the file's partial last block
+			 * as the last write left it; under rw held for
+			 * writing, freed with the fd. */
+			struct file_tail *tail;
 			/* A mount is forward or reverse: what only one of
 			 * the two frontends uses shares memory. */
 			union {
