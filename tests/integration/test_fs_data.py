@@ -386,41 +386,36 @@ def test_unaligned_appends_keep_the_last_block(cvfs, mounter):
     fd = os.open(p, os.O_RDWR)
     fd2 = os.open(p, os.O_WRONLY | os.O_APPEND)
     try:
+        r1, r2, r3, r4 = (util.rand_bytes(n, k) for n, k in
+                          ((5000, 1), (10240, 2), (3000, 3), (6000, 4)))
+
+        def put(at, data):
+            model[at:at + len(data)] = data
+        # (what, the change through the mount, the same change to model)
         steps = [
             ("overwrite inside the last block",
-             lambda: os.pwrite(fd, b"XY", len(model) - 3)),
-            ("append after it", lambda: os.pwrite(
-                fd, util.rand_bytes(5000, 1), len(model))),
+             lambda n: os.pwrite(fd, b"XY", n - 3),
+             lambda n: put(n - 3, b"XY")),
+            ("append after it", lambda n: os.pwrite(fd, r1, n),
+             lambda n: put(n, r1)),
             ("shrink to a partial block",
-             lambda: os.ftruncate(fd, len(model) - 4200)),
-            ("append 10 KiB", lambda: os.pwrite(
-                fd, util.rand_bytes(10240, 2), len(model))),
-            ("grow by a hole", lambda: os.ftruncate(fd, len(model) + 6000)),
-            ("append 7", lambda: os.pwrite(fd, b"7" * 7, len(model))),
-            ("append on another descriptor",
-             lambda: os.write(fd2, util.rand_bytes(3000, 3))),
-            ("write across the end", lambda: os.pwrite(
-                fd, util.rand_bytes(6000, 4), len(model) - 2000)),
+             lambda n: os.ftruncate(fd, n - 4200),
+             lambda n: model.__delitem__(slice(n - 4200, None))),
+            ("append 10 KiB", lambda n: os.pwrite(fd, r2, n),
+             lambda n: put(n, r2)),
+            ("grow by a hole", lambda n: os.ftruncate(fd, n + 6000),
+             lambda n: put(n, bytes(6000))),
+            ("append 7", lambda n: os.pwrite(fd, b"7" * 7, n),
+             lambda n: put(n, b"7" * 7)),
+            ("append on another descriptor", lambda n: os.write(fd2, r3),
+             lambda n: put(n, r3)),
+            ("write across the end", lambda n: os.pwrite(fd, r4, n - 2000),
+             lambda n: put(n - 2000, r4)),
         ]
-        for what, step in steps:
-            before = len(model)
-            step()
-            if what.startswith("overwrite"):
-                model[before - 3:before - 1] = b"XY"
-            elif what == "append after it":
-                model += util.rand_bytes(5000, 1)
-            elif what.startswith("shrink"):
-                del model[before - 4200:]
-            elif what == "append 10 KiB":
-                model += util.rand_bytes(10240, 2)
-            elif what.startswith("grow"):
-                model += bytes(6000)
-            elif what == "append 7":
-                model += b"7" * 7
-            elif what.startswith("append on another"):
-                model += util.rand_bytes(3000, 3)
-            else:
-                model[before - 2000:] = util.rand_bytes(6000, 4)
+        for what, change, expect in steps:
+            n = len(model)
+            change(n)
+            expect(n)
             assert os.fstat(fd).st_size == len(model), what
             assert read_direct(p, len(model)) == model, what
     finally:
