@@ -452,11 +452,9 @@ static int park_obj(struct rctx *r, int dfd, const struct fnode *dir,
 		    const char *where, struct obj *o, unsigned *seq)
 {
 	char to[NAME_MAX + 1];
-	int rc;
+	int rc = snprintf(to, sizeof(to), FSCK_PARK_PREFIX "%s", o->cur);
 
-	if (strlen(FSCK_PARK_PREFIX) + strlen(o->cur) <= NAME_MAX)
-		snprintf(to, sizeof(to), FSCK_PARK_PREFIX "%s", o->cur);
-	else
+	if (rc < 0 || (size_t)rc >= sizeof(to)) /* too long to keep its name */
 		snprintf(to, sizeof(to), FSCK_PARK_PREFIX "#%u", (*seq)++);
 	intent(r, "park %s in %s as %s", q(o->cur), where, q(to));
 	rc = rename_cur(r, dfd, dir, o, to);

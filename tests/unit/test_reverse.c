@@ -138,7 +138,8 @@ static void walk(struct vec_fs *fs, const char *pdir, const char *vdir,
 			ASSERT(n > 0 && g > 0);
 			got[g] = '\0';
 			/* spec §5.5: READLINK's nonce path is doubled */
-			snprintf(x, sizeof(x), "%s/%s", cp, stored);
+			ASSERT(snprintf(x, sizeof(x), "%s/%s", cp, stored) <
+			       (int)sizeof(x));
 			ASSERT_INT_EQ(names_pathiv(nonce, x, strlen(x),
 						   NAMES_PATHIV_SYMLINK), 0);
 			ASSERT_INT_EQ(names_encrypt_symlink_nonce(
