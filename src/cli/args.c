@@ -76,7 +76,7 @@ static const struct flag flags[] = {
 	{ "o", F_OPTS, 0 },
 	B("dev", dev), B("nodev", nodev), B("suid", suid),
 	B("nosuid", nosuid), B("exec", exec), B("noexec", noexec),
-	B("acl", acl), B("kernel_cache", kernel_cache),
+	B("acl", acl), B("kernel_cache", kernel_cache), B("noxattr", noxattr),
 	B("serialize_reads", serialize_reads), B("wpanic", wpanic),
 	B("fusedebug", fusedebug), B("hh", longhelp),
 	B("longnames", longnames),

@@ -49,7 +49,7 @@ struct args {
 	char *fuse_opts;	/* malloc'ed, comma-separated, or NULL */
 	/* more mount options (gocryptfs -hh) */
 	bool dev, nodev, suid, nosuid, exec, noexec;
-	bool acl, kernel_cache, serialize_reads, wpanic, fusedebug;
+	bool acl, kernel_cache, serialize_reads, wpanic, fusedebug, noxattr;
 	bool longhelp;		/* -hh */
 	bool longnames;		/* default true; false only with -masterkey */
 	int openssl;		/* -openssl: -1 auto (default), 0, 1 */

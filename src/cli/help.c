@@ -73,6 +73,7 @@ static const struct {
 	{ "noprealloc", NULL, "Disable preallocation before writing" },
 	{ "nosuid", NULL, "Deny suid binaries (default; wins over -suid)" },
 	{ "nosyslog", NULL, "Do not log to syslog in the background" },
+	{ "noxattr", NULL, "No extended attributes (faster ls -l)" },
 	{ "notifypid", "PID", "Send SIGUSR1 to PID after a successful mount" },
 	{ "o", "OPTS", "Flags without dash, others to FUSE (mount(8) style)" },
 	{ "one-file-system", NULL,

@@ -161,6 +161,7 @@ static void fill_options(struct fs_options *fo, const struct args *a)
 		cli_err("-kernel_cache is ignored with -sharedstorage: other "
 			"mounts change the files");
 	fo->acl = a->acl;
+	fo->noxattr = a->noxattr;
 	fo->serialize_reads = a->serialize_reads;
 	/* -idle is for forward mode only; gocryptfs 2.3 ignores it in
 	 * reverse mode (a backup reads the view when it likes). */
@@ -329,6 +330,10 @@ int cli_mount(const struct args *a)
 	if (!a->reverse && a->exclude.n) {
 		cli_err("-exclude only works in reverse mode");
 		return EXIT_EXCLUDE;
+	}
+	if (a->acl && a->noxattr) {
+		cli_err("-acl needs extended attributes: not with -noxattr");
+		return EXIT_USAGE;
 	}
 	ex = cli_check_cipherdir(a->pos[0]);
 	if (ex)

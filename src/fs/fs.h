@@ -42,6 +42,7 @@ struct fs_options {
 	const char *kernel_opts; /* -ko a,b,c, last on the option string */
 	bool kernel_cache;	/* -kernel_cache: keep page cache on open */
 	bool acl;		/* -acl: the kernel enforces POSIX ACLs */
+	bool noxattr;		/* -noxattr: no extended attributes at all */
 	bool force_owner;	/* -force_owner: report owner_uid:owner_gid */
 	unsigned owner_uid, owner_gid;
 	bool serialize_reads;	/* -serialize_reads: one READ at a time */

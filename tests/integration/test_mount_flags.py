@@ -6,10 +6,12 @@ their precedence), a script on a -noexec mount, a setuid binary run by
 another user, device files, -kernel_cache, -acl (enforced, kept in the
 backing files' system.posix_acl_* xattrs, read back by gocryptfs),
 -force_owner seen by another uid, -notifypid, -serialize_reads, -idle,
--wpanic, -fusedebug, -openssl, -fido2 and FIDO2 configs, and the flags
-that are accepted without effect (each leaves a note)."""
+-wpanic, -fusedebug, -openssl, -fido2 and FIDO2 configs, -noxattr (of
+gocryptfs after 2.6.1), and the flags that are accepted without effect
+(each leaves a note)."""
 
 import base64
+import errno
 import json
 import os
 import shutil
@@ -207,6 +209,83 @@ def test_kernel_cache(mounter, gocryptfs, kernel_cache):
         assert util.read_file(a.p("kc")) == want, b
         mounter.unmount(other)
         mounter.unmount(a)
+
+
+def _ls_xattr_requests(m, path):
+    """The xattr requests that reach the daemon (mounted with -fusedebug)
+    while `ls -lR path` runs."""
+    def count():
+        log = m.log()
+        return log.count("opcode: GETXATTR") + log.count("opcode: LISTXATTR")
+    before = count()
+    p = subprocess.run(["ls", "-lR", path], capture_output=True,
+                       timeout=60 * util.SLOW)
+    assert p.returncode == 0, p.stderr
+    return count() - before
+
+
+def test_ls_l_stops_asking_for_absent_labels(mounter, gocryptfs):
+    """ls -l asks every file for its SELinux label: veilfs answers "not
+    supported" for an absent one, and ls stops asking (one request per file
+    less); a label that is there is read and listed as gocryptfs reads it."""
+    cipherdir = mounter.init()
+    m = _mount(mounter, cipherdir, util.VEILFS_BIN, ["-fusedebug"])
+    os.mkdir(m.p("d"))
+    for i in range(40):
+        util.write_file(m.p("d", "f%d" % i), b"x")
+    util.expect_errno(errno.EOPNOTSUPP, os.getxattr, m.p("d", "f1"),
+                      "security.selinux")
+    util.expect_errno(errno.ENODATA, os.getxattr, m.p("d", "f1"),
+                      "user.absent")
+    # 40 for the files' ACLs (absent: ENODATA, which the kernel does not
+    # remember); 80 and more if ls kept asking for labels
+    n = _ls_xattr_requests(m, m.p("d"))
+    assert 40 <= n <= 45, n
+    # a label set by hand is kept (encrypted) and read back by both
+    lbl = b"system_u:object_r:user_home_t:s0"
+    os.setxattr(m.p("d", "f2"), "security.selinux", lbl)
+    assert os.getxattr(m.p("d", "f2"), "security.selinux") == lbl
+    assert os.listxattr(m.p("d", "f2")) == ["security.selinux"]
+    mounter.unmount(m)
+    g = _mount(mounter, cipherdir, gocryptfs, [])
+    assert os.getxattr(g.p("d", "f2"), "security.selinux") == lbl
+    mounter.unmount(g)
+
+
+def test_noxattr(mounter, gocryptfs, tmp_path):
+    """-noxattr: every xattr call fails with EOPNOTSUPP and ls -lR makes
+    none past the first; the attributes already stored stay on the backing
+    and are back after a mount without the flag; not with -acl."""
+    cipherdir = mounter.init()
+    m = _mount(mounter, cipherdir, util.VEILFS_BIN, [])
+    util.write_file(m.p("f"), b"data")
+    os.setxattr(m.p("f"), "user.kept", b"v")
+    mounter.unmount(m)
+    m = _mount(mounter, cipherdir, util.VEILFS_BIN,
+               ["-noxattr", "-fusedebug"])
+    for fn, args in ((os.getxattr, ("user.kept",)), (os.listxattr, ()),
+                     (os.setxattr, ("user.new", b"1")),
+                     (os.removexattr, ("user.kept",))):
+        util.expect_errno(errno.EOPNOTSUPP, fn, m.p("f"), *args)
+    assert util.read_file(m.p("f")) == b"data"
+    os.mkdir(m.p("d"))
+    for i in range(30):
+        util.write_file(m.p("d", "f%d" % i), b"x")
+    assert _ls_xattr_requests(m, m.p("d")) == 0
+    mounter.unmount(m)
+    for b in (util.VEILFS_BIN, gocryptfs):
+        m = _mount(mounter, cipherdir, b, [])
+        assert os.getxattr(m.p("f"), "user.kept") == b"v", b
+        assert os.listxattr(m.p("d", "f3")) == [], b
+        mounter.unmount(m)
+    mnt = str(tmp_path / "m")
+    os.makedirs(mnt)
+    p = subprocess.run([util.VEILFS_BIN, "-fg", "-passfile",
+                        mounter.passfile, "-acl", "-noxattr", cipherdir,
+                        mnt], stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=60 * util.SLOW)
+    assert p.returncode == 1 and b"-noxattr" in p.stderr, p.stderr
+    assert not os.path.ismount(mnt)
 
 
 def _getfacl(path):
