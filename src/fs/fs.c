@@ -393,6 +393,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	struct fuse_args args;
 	struct fuse_loop_config cfg = { .clone_fd = 0, .max_idle_threads = 16 };
 	struct fuse_session *se = NULL;
+	struct fuse_lowlevel_ops ops;
 	struct chan *chan = NULL;
 	struct ctlsock *ctl = NULL;
 	struct idle *idle = NULL;
@@ -472,7 +473,16 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	args.argc = argc;
 	args.argv = argv;
 	args.allocated = 0;
-	se = fuse_session_new(&args, fs->fe->ops, sizeof(*fs->fe->ops), fs);
+	ops = *fs->fe->ops; /* libfuse keeps a copy */
+	if (fs->opt.noxattr) {
+		/* libfuse answers ENOSYS for an operation without a handler,
+		 * and the kernel stops sending it: users see EOPNOTSUPP */
+		ops.getxattr = NULL;
+		ops.setxattr = NULL;
+		ops.listxattr = NULL;
+		ops.removexattr = NULL;
+	}
+	se = fuse_session_new(&args, &ops, sizeof(ops), fs);
 	fuse_opt_free_args(&args);
 	if (!se) {
 		log_err("could not create FUSE session (bad -o options?)");

@@ -205,15 +205,13 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	(void)ino;
 	(void)name;
 	(void)size;
-	fuse_reply_err(req, fe_fs(req)->opt.noxattr ? ENOSYS : ENODATA);
+	fuse_reply_err(req, ENODATA);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	(void)ino;
-	if (fe_fs(req)->opt.noxattr)
-		fuse_reply_err(req, ENOSYS);
-	else if (size)
+	if (size)
 		fuse_reply_buf(req, NULL, 0);
 	else
 		fuse_reply_xattr(req, 0);

@@ -287,11 +287,8 @@ out:
 int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	      size_t size, size_t *len)
 {
-	int rc;
+	int rc = get_one(fs, in, name, buf, size, len);
 
-	if (fs->opt.noxattr)
-		return -ENOSYS; /* the kernel stops asking: EOPNOTSUPP */
-	rc = get_one(fs, in, name, buf, size, len);
 	/* ls -l asks every file for its SELinux label, which files on a
 	 * FUSE mount do not have unless a user set one. "Not supported"
 	 * instead of "no such attribute" makes ls (and libselinux) stop
@@ -312,8 +309,6 @@ int xattr_set(struct fs *fs, struct inode *in, const char *name,
 	struct xref x = { .fd = -1 };
 	int rc;
 
-	if (fs->opt.noxattr)
-		return -ENOSYS;
 	if (in->type == S_IFLNK)
 		return -EPERM;
 	rc = enc_xname(fs, name, xname, sizeof(xname));
@@ -353,8 +348,6 @@ int xattr_remove(struct fs *fs, struct inode *in, const char *name)
 	struct xref x = { .fd = -1 };
 	int rc;
 
-	if (fs->opt.noxattr)
-		return -ENOSYS;
 	if (in->type == S_IFLNK)
 		return -ENODATA;
 	rc = enc_xname(fs, name, xname, sizeof(xname));
@@ -386,8 +379,6 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	bool any = false;
 	long g;
 
-	if (fs->opt.noxattr)
-		return -ENOSYS;
 	*len = 0;
 	if (in->type == S_IFLNK || xnone_cached(fs, in))
 		return 0;
