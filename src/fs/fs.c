@@ -117,7 +117,7 @@ static void raise_read_ahead(void *arg)
  * what the long caching of a sole writer (fe.h) relies on. A network or FUSE
  * backing may show a hard link as two files or keep stale attributes of its
  * own (sshfs does both), and other hosts may write it. */
-static bool backing_is_local(int fd)
+static bool backing_is_local(unsigned long type)
 {
 	static const unsigned long local[] = {
 		TMPFS_MAGIC, RAMFS_MAGIC, EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC,
@@ -125,15 +125,22 @@ static bool backing_is_local(int fd)
 		0x2fc12fc1, /* zfs */
 		0xca451a4e, /* bcachefs */
 	};
-	struct statfs sf;
 	size_t i;
 
-	if (fstatfs(fd, &sf) < 0)
-		return false;
 	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		if ((unsigned long)sf.f_type == local[i])
+		if (type == local[i])
 			return true;
 	return false;
+}
+
+/* Whether an overwrite of bytes already written (allocated, or reserved
+ * by delayed allocation) never needs new space on the backing: ext2/3/4 and
+ * tmpfs. Not on a copy-on-write filesystem (btrfs, zfs, bcachefs, f2fs,
+ * xfs with a shared extent), where every overwrite takes new space. */
+static bool backing_in_place(unsigned long type)
+{
+	return type == EXT4_SUPER_MAGIC || type == TMPFS_MAGIC ||
+	       type == RAMFS_MAGIC;
 }
 
 /* What the kernel may cache (fs_cache_timeout, fs->sole_writer): as the
@@ -141,9 +148,16 @@ static bool backing_is_local(int fd)
  * -sharedstorage. */
 static void set_caching(struct fs *fs)
 {
-	bool local = backing_is_local(fs->root_fd);
+	struct statfs sf;
+	bool local;
 
+	if (fstatfs(fs->root_fd, &sf) < 0)
+		sf.f_type = 0;
+	local = backing_is_local((unsigned long)sf.f_type);
 	fs->local = local;
+	fs->in_place = backing_in_place((unsigned long)sf.f_type);
+	fs->delalloc = (unsigned long)sf.f_type == EXT4_SUPER_MAGIC ||
+		       (unsigned long)sf.f_type == XFS_SUPER_MAGIC;
 	fs->cache_timeout = fs->fe->cache_timeout;
 	if (!local && fs->cache_timeout > FS_SHORT_TIMEOUT)
 		fs->cache_timeout = FS_SHORT_TIMEOUT;

@@ -163,6 +163,8 @@ struct fs {
 	size_t cbs;			/* cipher block size */
 	double cache_timeout;		/* fs_cache_timeout */
 	bool local;			/* the backing is a local filesystem */
+	bool in_place;			/* its overwrites need no new space */
+	bool delalloc;			/* it allocates at writeback */
 	bool sole_writer;		/* fe->sole_writer, on a local backing,
 					 * without -sharedstorage */
 	struct fuse_session *se;

@@ -489,6 +489,34 @@ def diff_snapshots(got, want):
 
 
 @contextlib.contextmanager
+def ext4(parent, size):
+    """An ext4 filesystem of SIZE bytes in an image file on PARENT, loop
+    mounted on PARENT/ext4 (mode 0700) and unmounted at the end: a disk
+    with delayed allocation and a journal, unlike tmpfs. Needs root and
+    mkfs.ext4 (e2fsprogs): skips the test otherwise."""
+    import pytest
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount an ext4 image")
+    if not shutil.which("mkfs.ext4"):
+        pytest.skip("no mkfs.ext4 (e2fsprogs)")
+    img = os.path.join(str(parent), "ext4.img")
+    d = os.path.join(str(parent), "ext4")
+    os.mkdir(d)
+    with open(img, "wb") as f:
+        f.truncate(size)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", img], check=True)
+    r = subprocess.run(["mount", "-o", "loop", img, d],
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode:
+        pytest.skip("cannot loop-mount an ext4 image: %s" % r.stderr.strip())
+    try:
+        os.chmod(d, 0o700)
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", d])
+
+
+@contextlib.contextmanager
 def tmpfs(parent, size):
     """A tmpfs of SIZE (mount's syntax, e.g. "8m") on PARENT/tmpfs, mode
     0700, lazily unmounted at the end. Needs root: skips the test
