@@ -16,6 +16,7 @@
 #include "fs/ctlsock.h"
 #include "fs/file.h"
 #include "fs/rpriv.h"
+#include "fs/xattr.h"
 
 static void fix_attr(struct fs *fs, struct inode *in, struct stat *st)
 {
@@ -203,9 +204,8 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			size_t size)
 {
 	(void)ino;
-	(void)name;
 	(void)size;
-	fuse_reply_err(req, ENODATA);
+	fuse_reply_err(req, -xattr_absent(name));
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)

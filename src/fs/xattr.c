@@ -289,14 +289,18 @@ int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 {
 	int rc = get_one(fs, in, name, buf, size, len);
 
-	/* ls -l asks every file for its SELinux label, which files on a
-	 * FUSE mount do not have unless a user set one. "Not supported"
-	 * instead of "no such attribute" makes ls (and libselinux) stop
-	 * asking on this filesystem: one request per file less, half of an
-	 * ls -l's. A label that is there is returned as ever. */
-	if (rc == -ENODATA && !strcmp(name, "security.selinux"))
-		rc = -EOPNOTSUPP;
-	return rc;
+	return rc == -ENODATA ? xattr_absent(name) : rc;
+}
+
+/* ls -l asks every file for its SELinux label, which files on a FUSE mount
+ * do not have unless a user set one. "Not supported" instead of "no such
+ * attribute" makes ls (and libselinux) stop asking on this filesystem: one
+ * request per file less, half of an ls -l's. A label that is there is
+ * returned as ever. The POSIX ACL stays "no such attribute": getfacl shows
+ * the ACL the mode makes on that answer and fails on the other. */
+int xattr_absent(const char *name)
+{
+	return strcmp(name, "security.selinux") ? -ENODATA : -EOPNOTSUPP;
 }
 
 int xattr_set(struct fs *fs, struct inode *in, const char *name,

@@ -458,8 +458,34 @@ def test_read_only(mounter, tmp_path):
         expect_errno(errno.EROFS, fn, *args)
     assert os.listxattr(m.p(f)) == []
     expect_errno(errno.ENODATA, os.getxattr, m.p(f), "user.x")
+    expect_errno(errno.EOPNOTSUPP, os.getxattr, m.p(f), "security.selinux")
     mounter.unmount(m)
     assert util.snapshot(plain) == before
+
+
+def test_ls_l_asks_once_per_file(mounter, tmp_path):
+    """ls -l of a view asks every file for its SELinux label and its ACL;
+    the label is answered "not supported", so ls stops asking for it: the
+    GETXATTR requests that reach the daemon (-fusedebug) are about one per
+    file, the ACL's, not two."""
+    plain = str(tmp_path / "plain")
+    _init_reverse(mounter, plain, [])
+    os.mkdir(os.path.join(plain, "d"))
+    for i in range(40):
+        write_file(os.path.join(plain, "d", "f%d" % i), b"x")
+    m = _rmount(mounter, plain, extra=["-fusedebug"])
+    d = [n for n in os.listdir(m.mnt) if os.path.isdir(m.p(n))][0]
+
+    def count():
+        return m.log().count("opcode: GETXATTR")
+    before = count()
+    p = subprocess.run(["ls", "-lR", m.p(d)], capture_output=True,
+                       timeout=60 * util.SLOW)
+    assert p.returncode == 0, p.stderr
+    n = count() - before
+    # 80 and more if ls asked for labels too
+    assert 40 <= n <= 45, n
+    mounter.unmount(m)
 
 
 def test_idle_ignored(mounter, gocryptfs, tmp_path):
