@@ -143,21 +143,28 @@ static bool backing_in_place(unsigned long type)
 	       type == RAMFS_MAGIC;
 }
 
+/* Whether the backing allocates at writeback (delayed allocation), so that
+ * an fallocate takes blocks apart from those still in the page cache. */
+static bool backing_delalloc(unsigned long type)
+{
+	return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC;
+}
+
 /* What the kernel may cache (fs_cache_timeout, fs->sole_writer): as the
  * frontend says on a local backing, as gocryptfs elsewhere, nothing with
  * -sharedstorage. */
 static void set_caching(struct fs *fs)
 {
 	struct statfs sf;
+	unsigned long type = 0;
 	bool local;
 
-	if (fstatfs(fs->root_fd, &sf) < 0)
-		sf.f_type = 0;
-	local = backing_is_local((unsigned long)sf.f_type);
+	if (fstatfs(fs->root_fd, &sf) == 0)
+		type = (unsigned long)sf.f_type;
+	local = backing_is_local(type);
 	fs->local = local;
-	fs->in_place = backing_in_place((unsigned long)sf.f_type);
-	fs->delalloc = (unsigned long)sf.f_type == EXT4_SUPER_MAGIC ||
-		       (unsigned long)sf.f_type == XFS_SUPER_MAGIC;
+	fs->in_place = backing_in_place(type);
+	fs->delalloc = backing_delalloc(type);
 	fs->cache_timeout = fs->fe->cache_timeout;
 	if (!local && fs->cache_timeout > FS_SHORT_TIMEOUT)
 		fs->cache_timeout = FS_SHORT_TIMEOUT;

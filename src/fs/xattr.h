@@ -12,9 +12,9 @@
 struct fs;
 struct inode;
 
-/* size 0: *len gets the needed size. buf is caller-owned. */
 /* -errno for an attribute name that a file does not have. */
 int xattr_absent(const char *name);
+/* size 0: *len gets the needed size. buf is caller-owned. */
 int xattr_get(struct fs *fs, struct inode *in, const char *name, char *buf,
 	      size_t size, size_t *len);
 int xattr_set(struct fs *fs, struct inode *in, const char *name,

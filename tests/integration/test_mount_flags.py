@@ -211,19 +211,6 @@ def test_kernel_cache(mounter, gocryptfs, kernel_cache):
         mounter.unmount(a)
 
 
-def _ls_xattr_requests(m, path):
-    """The xattr requests that reach the daemon (mounted with -fusedebug)
-    while `ls -lR path` runs."""
-    def count():
-        log = m.log()
-        return log.count("opcode: GETXATTR") + log.count("opcode: LISTXATTR")
-    before = count()
-    p = subprocess.run(["ls", "-lR", path], capture_output=True,
-                       timeout=60 * util.SLOW)
-    assert p.returncode == 0, p.stderr
-    return count() - before
-
-
 def test_ls_l_stops_asking_for_absent_labels(mounter, gocryptfs):
     """ls -l asks every file for its SELinux label: veilfs answers "not
     supported" for an absent one, and ls stops asking (one request per file
@@ -239,7 +226,7 @@ def test_ls_l_stops_asking_for_absent_labels(mounter, gocryptfs):
                       "user.absent")
     # 40 for the files' ACLs (absent: ENODATA, which the kernel does not
     # remember); 80 and more if ls kept asking for labels
-    n = _ls_xattr_requests(m, m.p("d"))
+    n = util.ls_xattr_requests(m, m.p("d"))
     assert 40 <= n <= 45, n
     # a label set by hand is kept (encrypted) and read back by both
     lbl = b"system_u:object_r:user_home_t:s0"
@@ -271,7 +258,7 @@ def test_noxattr(mounter, gocryptfs, tmp_path):
     os.mkdir(m.p("d"))
     for i in range(30):
         util.write_file(m.p("d", "f%d" % i), b"x")
-    assert _ls_xattr_requests(m, m.p("d")) == 0
+    assert util.ls_xattr_requests(m, m.p("d")) == 0
     mounter.unmount(m)
     for b in (util.VEILFS_BIN, gocryptfs):
         m = _mount(mounter, cipherdir, b, [])

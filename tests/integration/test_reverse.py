@@ -475,14 +475,7 @@ def test_ls_l_asks_once_per_file(mounter, tmp_path):
         write_file(os.path.join(plain, "d", "f%d" % i), b"x")
     m = _rmount(mounter, plain, extra=["-fusedebug"])
     d = [n for n in os.listdir(m.mnt) if os.path.isdir(m.p(n))][0]
-
-    def count():
-        return m.log().count("opcode: GETXATTR")
-    before = count()
-    p = subprocess.run(["ls", "-lR", m.p(d)], capture_output=True,
-                       timeout=60 * util.SLOW)
-    assert p.returncode == 0, p.stderr
-    n = count() - before
+    n = util.ls_xattr_requests(m, m.p(d))
     # 80 and more if ls asked for labels too
     assert 40 <= n <= 45, n
     mounter.unmount(m)

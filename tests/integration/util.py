@@ -488,6 +488,19 @@ def diff_snapshots(got, want):
     return out
 
 
+def ls_xattr_requests(m, path):
+    """The xattr requests that reach the daemon of Mount m (mounted with
+    -fusedebug) while `ls -lR path` runs."""
+    def count():
+        log = m.log()
+        return log.count("opcode: GETXATTR") + log.count("opcode: LISTXATTR")
+    before = count()
+    p = subprocess.run(["ls", "-lR", path], capture_output=True,
+                       timeout=60 * SLOW)
+    assert p.returncode == 0, p.stderr
+    return count() - before
+
+
 @contextlib.contextmanager
 def ext4(parent, size):
     """An ext4 filesystem of SIZE bytes in an image file on PARENT, loop
