@@ -390,6 +390,70 @@ void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		release_dir(fs, h);
 }
 
+/*
+ * Bare listings. A READDIRPLUS answer with every entry's attributes costs an
+ * fstatat per entry here and a new inode per entry in the kernel: worth it
+ * when the program goes on to look at the entries (ls -l, du, rm -rf: no
+ * LOOKUP each), wasted when it only wants names and types (find -name,
+ * git's search for untracked files, tab completion), where a cold find took
+ * twice as long as with plain listings. So a listing leaves out the
+ * attributes of entries other than directories (their type comes from the
+ * backing's listing; directories keep theirs, as walks descend into them)
+ * until programs look up entries of bare listings: BARE_WANTED such lookups
+ * switch to full listings for the next FULL_SPAN listings, after which a
+ * bare listing of a small directory (1 to PROBE_MAX entries to leave bare:
+ * one LOOKUP each if the program wants them after all) probes again; a
+ * mount starts as at the end of a span (fs_new). Only where d_ino is the
+ * number stat shows (fs_frontend.listing_ino). What a program sees is the
+ * same either way.
+ */
+#define BARE_WANTED 4
+#define FULL_SPAN 64
+#define PROBE_MAX 64
+
+void fe_looked_up(struct fs *fs, struct inode *dir, const struct inode *in)
+{
+	if (!in || in->type == S_IFDIR || !atomic_load(&dir->listed_bare))
+		return;
+	if (atomic_fetch_add(&fs->bare_lookups, 1) + 1 >= BARE_WANTED) {
+		atomic_store(&fs->bare_lookups, 0);
+		atomic_store(&fs->full_listings, FULL_SPAN);
+	}
+}
+
+static bool may_be_bare(const struct dir_ent *d)
+{
+	return d->type != DT_DIR && d->type != DT_UNKNOWN;
+}
+
+/* Whether a listing of dir that starts now sends every entry's attributes. */
+static bool listing_full(struct fs *fs, struct inode *dir,
+			 const struct dir_list *dl)
+{
+	unsigned left = atomic_load(&fs->full_listings);
+	size_t n = 0, i;
+	bool full;
+
+	if (!fs->fe->listing_ino)
+		return true;
+	for (i = 0; i < dl->n && n <= PROBE_MAX; i++)
+		n += may_be_bare(&dl->ents[i]);
+	for (;;) {
+		if (left == 0 || (left == 1 && (n == 0 || n > PROBE_MAX))) {
+			full = left > 0;
+			break;
+		}
+		/* The last of the span is the probe. */
+		if (atomic_compare_exchange_weak(&fs->full_listings, &left,
+						 left - 1)) {
+			full = left > 1;
+			break;
+		}
+	}
+	atomic_store(&dir->listed_bare, !full);
+	return full;
+}
+
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
@@ -402,6 +466,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = NULL;
 	size_t pos = 0, i, ent;
 	int rc = 0, dfd = -1;
+	bool full = false;
 
 	if (!h && off > 0)
 		parked_take(fs, dir, &own);
@@ -417,6 +482,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		goto out;
 	}
 	if (plus) {
+		/* Later chunks of a listing go as its first did. */
+		full = off == 0 ? listing_full(fs, dir, dl) :
+				  !atomic_load(&dir->listed_bare);
 		dfd = dirfd_get(fs, dir);
 		if (dfd < 0) {
 			rc = dfd;
@@ -434,10 +502,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			st.st_mode = (mode_t)d->type << 12;
 			ent = fuse_add_direntry(req, buf + pos, size - pos,
 						d->name, &st, (off_t)(i + 1));
-		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..")) {
+		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..") ||
+			   (!full && may_be_bare(d))) {
+			/* No node id: the kernel takes name, number and
+			 * type, and asks with a LOOKUP when it needs more. */
 			memset(&e, 0, sizeof(e));
 			e.attr.st_ino = d->ino;
-			e.attr.st_mode = S_IFDIR;
+			e.attr.st_mode = (mode_t)d->type << 12;
 			ent = fuse_add_direntry_plus(req, buf + pos,
 						     size - pos, d->name, &e,
 						     (off_t)(i + 1));

@@ -63,6 +63,9 @@ struct fs_frontend {
 	 * backing, without -sharedstorage): it may keep file pages and
 	 * directory listings across opens (fs->sole_writer). */
 	bool sole_writer;
+	/* A listing entry's d_ino is the inode number the view shows, so
+	 * READDIRPLUS may send an entry without attributes (fe.c). */
+	bool listing_ino;
 	/* Build the frontend's state from arg in fs_new (may be NULL). */
 	int (*setup)(struct fs *fs, const void *arg);
 	/* Free it in fs_free; no request runs any more (may be NULL). */
@@ -98,6 +101,8 @@ void fe_fill_entry(struct fs *fs, struct fuse_entry_param *e,
  * caches as long as names (fs_cache_timeout). */
 void fe_reply_lookup(fuse_req_t req, int rc, struct inode *in,
 		     const struct stat *st);
+/* A LOOKUP of a name in dir found in (bare listings, fe.c). */
+void fe_looked_up(struct fs *fs, struct inode *dir, const struct inode *in);
 /* Reply attributes (fixed with fix_attr) or the error -rc. */
 void fe_reply_attr(fuse_req_t req, int rc, struct inode *in,
 		   struct stat *st);

@@ -248,6 +248,8 @@ int fs_new(struct fs **out, const struct fs_options *opt,
 	fs->diriv = np->diriv;
 	fs->cbs = content_cipher_bs(content);
 	fs->root_fd = -1;
+	/* Bare listings (fe.c) start with a probe of a small directory. */
+	atomic_init(&fs->full_listings, 1);
 	fs->as_root_chown = opt->allow_other && geteuid() == 0;
 	pthread_mutex_init(&fs->read_lock, NULL);
 	fs->ctl_ops = &fwd_ctl_ops;

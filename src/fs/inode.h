@@ -101,6 +101,11 @@ struct inode {
 			 * its IV goes to iv/iv_valid. */
 			unsigned rgen;
 			char *rpath;
+
+			/* Its last listing left out the attributes of
+			 * entries other than directories (fe.c, bare
+			 * listings). */
+			atomic_bool listed_bare;
 		};
 		/* Every other type: open-file state. rw serialises writers
 		 * against everything and lets reads run in parallel; fd,
@@ -189,6 +194,10 @@ struct fs {
 	/* Bumped whenever the first link of a directory inode changes: paths
 	 * derived from links are stale then. Protected by lock. */
 	unsigned path_gen;
+	/* Bare listings (fe.c): listings still to send with every entry's
+	 * attributes, and lookups of entries of bare listings since the
+	 * last switch to them. */
+	atomic_uint full_listings, bare_lookups;
 };
 
 /* The "major:minor" of the topmost mount on mnt, from

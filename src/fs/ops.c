@@ -64,11 +64,14 @@ static void get_cred(fuse_req_t req, struct cred *cr)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct fs *fs = get_fs(req);
+	struct inode *dir = get_in(req, parent);
 	struct inode *in = NULL;
 	struct stat st;
 	int rc;
 
-	rc = dir_lookup(get_fs(req), get_in(req, parent), name, &in, &st);
+	rc = dir_lookup(fs, dir, name, &in, &st);
+	fe_looked_up(fs, dir, rc ? NULL : in);
 	fe_reply_lookup(req, rc, in, &st);
 }
 
@@ -705,6 +708,7 @@ const struct fs_frontend fs_forward = {
 	 * (git status, make, find after ls) never reaches the daemon. */
 	.cache_timeout = 3600.0,
 	.sole_writer = true,
+	.listing_ino = true,
 	.fix_attr = fix_attr,
 	.list_load = dir_list_load,
 	.list_entry = dir_list_entry,

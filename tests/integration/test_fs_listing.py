@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: MIT
+"""Directory listings with and without attributes (issue #18, fe.c).
+
+A forward mount answers READDIRPLUS with every entry's attributes only
+while programs go on to look at the entries (ls -l, du, rm -rf); otherwise
+(find -name, a search for untracked files) it sends names, numbers and
+types and leaves the attributes to a LOOKUP if one comes. Either way a
+program must see the same thing; these tests check that with walks of
+every kind on cold mounts (a fresh daemon, nothing in the kernel's caches),
+one after another and at the same time, and count the requests that tell
+the two kinds of listing apart in the daemon's -fusedebug output.
+"""
+
+import os
+import stat
+import subprocess
+import threading
+
+import pytest
+
+import util
+
+LONG = "L" * 200  # long once encrypted: a .name sidecar in the cipherdir
+
+
+def _tree(root, dirs=12, files=6, big=90):
+    """Directories of a few files each, one of BIG files, one with only
+    directories, and one of every other kind of entry."""
+    for i in range(dirs):
+        d = os.path.join(root, "d%02d" % i)
+        os.mkdir(d)
+        for j in range(files):
+            util.write_file(os.path.join(d, "f%d.c" % j), b"x" * (i * 7 + j))
+    os.makedirs(os.path.join(root, "only", "dirs", "deep"))
+    big_dir = os.path.join(root, "big")
+    os.mkdir(big_dir)
+    for j in range(big):
+        util.write_file(os.path.join(big_dir, "b%03d.h" % j), b"y" * j)
+    k = os.path.join(root, "kinds")
+    os.mkdir(k)
+    util.write_file(os.path.join(k, "file"), b"data" * 100)
+    util.write_file(os.path.join(k, LONG), b"long name")
+    os.symlink("file", os.path.join(k, "link"))
+    os.symlink("x" * 300, os.path.join(k, "longtarget"))
+    os.mkfifo(os.path.join(k, "fifo"))
+    os.link(os.path.join(k, "file"), os.path.join(k, "hard"))
+    os.mkdir(os.path.join(k, LONG + "d"))
+    util.write_file(os.path.join(k, LONG + "d", "in"), b"in")
+
+
+def _ls(root):
+    """What `ls -lRin` shows of ROOT: numbers, types, modes, links, owners,
+    sizes, times and symlink targets of every entry."""
+    p = subprocess.run(["ls", "-lRin", "--time-style=+%s.%N", "."],
+                       cwd=root, capture_output=True, text=True,
+                       timeout=60 * util.SLOW)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _find(root, *expr):
+    p = subprocess.run(["find", "."] + list(expr), cwd=root,
+                       capture_output=True, text=True, timeout=60 * util.SLOW)
+    assert p.returncode == 0, p.stderr
+    return sorted(p.stdout.split())
+
+
+def _dirents(root):
+    """{relpath: (type from d_type, d_ino)} of every entry under ROOT, from
+    the listings alone."""
+    out = {}
+    todo = [root]
+    while todo:
+        d = todo.pop()
+        for e in os.scandir(d):
+            kind = ("link" if e.is_symlink() else
+                    "dir" if e.is_dir(follow_symlinks=False) else
+                    "file" if e.is_file(follow_symlinks=False) else "other")
+            out[os.path.relpath(e.path, root)] = (kind, e.inode())
+            if kind == "dir":
+                todo.append(e.path)
+    return out
+
+
+def _stat_kind(mode):
+    return {stat.S_IFLNK: "link", stat.S_IFDIR: "dir",
+            stat.S_IFREG: "file"}.get(stat.S_IFMT(mode), "other")
+
+
+def _lookups(m):
+    return m.log().count("opcode: LOOKUP")
+
+
+@pytest.fixture
+def cold(mounter):
+    """A cipherdir holding _tree, and remount(flags) giving a fresh mount
+    of it with -fusedebug (its requests counted in the log)."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    _tree(m.p())
+    want = (_ls(m.p()), util.snapshot(m.p()))
+    mounter.unmount(m)
+
+    def remount(flags=()):
+        return mounter.mount(cipherdir, args=["-passfile", mounter.passfile,
+                                              "-fusedebug", *flags])
+    remount.want = want
+    return remount
+
+
+@pytest.mark.parametrize("flags", [[], ["-sharedstorage"]])
+@pytest.mark.parametrize("first", ["find", "scandir", "ls", "du", "rm"])
+def test_every_walk_sees_the_same(cold, flags, first):
+    """Whatever walk comes first on a cold mount, and whatever kind of
+    listing it got, every later look shows what the tree holds: ls -lRin
+    (inode numbers, types, sizes, times, targets) as before the remount,
+    each entry's d_type and d_ino equal to what lstat says, contents."""
+    want_ls, want_snap = cold.want
+    m = cold(flags)
+    root = m.p()
+    if first == "find":
+        assert len(_find(root, "-name", "*.c")) == 72
+    elif first == "scandir":
+        assert len(_dirents(root)) == len(want_snap)
+    elif first == "ls":
+        assert _ls(root) == want_ls
+    elif first == "du":
+        p = subprocess.run(["du", "-s", root], capture_output=True,
+                           timeout=60 * util.SLOW)
+        assert p.returncode == 0, p.stderr
+    else:
+        subprocess.run(["rm", "-rf", m.p("d03"), m.p("kinds")], check=True,
+                       timeout=60 * util.SLOW)
+        for k in list(want_snap):
+            if k.split("/")[0] in ("d03", "kinds"):
+                del want_snap[k]
+        want_ls = None
+        assert not os.path.exists(m.p("kinds"))
+    ents = _dirents(root)
+    assert sorted(ents) == sorted(want_snap)
+    for rel, (kind, ino) in ents.items():
+        st = os.lstat(os.path.join(root, rel))
+        assert (kind, ino) == (_stat_kind(st.st_mode), st.st_ino), rel
+    if want_ls is not None:
+        assert _ls(root) == want_ls
+    assert util.diff_snapshots(util.snapshot(root), want_snap) == []
+
+
+def test_find_reads_no_file_attributes(cold):
+    """find -name on a cold mount: directories come with their attributes
+    (find descends without a LOOKUP), files without (the daemon reads none
+    of them and the kernel makes no inode for them): a stat of each file
+    afterwards is the first time the daemon is asked about it."""
+    m = cold()
+    assert len(_find(m.p(), "-name", "*.h")) == 90
+    assert _lookups(m) == 0
+    files = [m.p("d%02d" % i, "f%d.c" % j) for i in range(12)
+             for j in range(6)]
+    for f in files:
+        os.lstat(f)
+    assert _lookups(m) == len(files)
+
+
+@pytest.mark.parametrize("walk", [["ls", "-lR"], ["du", "-s"],
+                                  ["rm", "-rf"]])
+def test_walks_that_stat_get_attributes_with_listings(cold, walk):
+    """ls -lR, du and rm -rf look at (or unlink) every entry they list:
+    after the daemon sees that from the LOOKUPs of one small directory's
+    files, it sends attributes with the listings, and the remaining
+    directories cost no LOOKUP per file (72 + 90 files in all; at most one
+    directory of 6 files is looked up one by one)."""
+    m = cold()
+    # the top level holds directories only: they come with attributes,
+    # so naming them to the walk costs no LOOKUP
+    top = [m.p(n) for n in sorted(os.listdir(m.p()))]
+    p = subprocess.run(walk + top, capture_output=True,
+                       timeout=60 * util.SLOW)
+    assert p.returncode == 0, p.stderr
+    assert _lookups(m) <= 6, m.log()[-3000:]
+    if walk[0] == "rm":
+        assert os.listdir(m.p()) == []
+
+
+def test_walks_at_the_same_time(cold):
+    """find, ls -lR and a scandir walk running at once on a cold mount
+    (each turning the kind of listing the others get) see what each sees
+    alone."""
+    want_ls, want_snap = cold.want
+    m = cold()
+    root = m.p()
+    errors = []
+
+    def run(fn):
+        try:
+            for _ in range(3):
+                fn()
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    def find():
+        assert len(_find(root, "-name", "*.c")) == 72
+
+    def ls():
+        assert _ls(root) == want_ls
+
+    def walk():
+        ents = _dirents(root)
+        for rel, (kind, ino) in ents.items():
+            st = os.lstat(os.path.join(root, rel))
+            assert (kind, ino) == (_stat_kind(st.st_mode), st.st_ino), rel
+    ts = [threading.Thread(target=run, args=(fn,)) for fn in (find, ls, walk)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    assert util.diff_snapshots(util.snapshot(root), want_snap) == []
