@@ -401,9 +401,10 @@ void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * backing's listing; directories keep theirs, as walks descend into them)
  * until programs look up entries of bare listings: BARE_WANTED such lookups
  * switch to full listings for the next FULL_SPAN listings, after which a
- * bare listing of a small directory (1 to PROBE_MAX entries to leave bare:
- * one LOOKUP each if the program wants them after all) probes again; a
- * mount starts as at the end of a span (fs_new). Only where d_ino is the
+ * bare listing of a small directory probes again: BARE_WANTED to PROBE_MAX
+ * entries to leave bare, so that a program that looks at them all decides
+ * before its next listing, at the price of one LOOKUP each. A mount starts
+ * as at the end of a span (fs_new). Only where d_ino is the
  * number stat shows (fs_frontend.listing_ino). What a program sees is the
  * same either way.
  */
@@ -413,7 +414,8 @@ void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void fe_looked_up(struct fs *fs, struct inode *dir, const struct inode *in)
 {
-	if (!in || in->type == S_IFDIR || !atomic_load(&dir->listed_bare))
+	if (!in || in->type == S_IFDIR || dir->type != S_IFDIR ||
+	    !atomic_load(&dir->listed_bare))
 		return;
 	if (atomic_fetch_add(&fs->bare_lookups, 1) + 1 >= BARE_WANTED) {
 		atomic_store(&fs->bare_lookups, 0);
@@ -439,7 +441,8 @@ static bool listing_full(struct fs *fs, struct inode *dir,
 	for (i = 0; i < dl->n && n <= PROBE_MAX; i++)
 		n += may_be_bare(&dl->ents[i]);
 	for (;;) {
-		if (left == 0 || (left == 1 && (n == 0 || n > PROBE_MAX))) {
+		if (left == 0 ||
+		    (left == 1 && (n < BARE_WANTED || n > PROBE_MAX))) {
 			full = left > 0;
 			break;
 		}

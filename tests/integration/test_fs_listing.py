@@ -215,3 +215,22 @@ def test_walks_at_the_same_time(cold):
         t.join()
     assert not errors, errors
     assert util.diff_snapshots(util.snapshot(root), want_snap) == []
+
+
+def test_probe_is_a_directory_that_decides(mounter):
+    """The listing that probes whether a program wants attributes has
+    enough entries to tell: a directory of 2 files does not decide, so
+    ls -lR of a (2 files), b (100 files) and c (6 files) looks up at most
+    c's files one by one, never b's hundred."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    for d, n in (("a", 2), ("b", 100), ("c", 6)):
+        os.mkdir(m.p(d))
+        for j in range(n):
+            util.write_file(m.p(d, "f%03d" % j), b"z")
+    want = _ls(m.p())
+    mounter.unmount(m)
+    m = mounter.mount(cipherdir, args=["-passfile", mounter.passfile,
+                                       "-fusedebug"])
+    assert _ls(m.p()) == want
+    assert _lookups(m) <= 6, m.log()[-3000:]
