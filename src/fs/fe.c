@@ -404,9 +404,11 @@ void fe_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * bare listing of a small directory probes again: BARE_WANTED to PROBE_MAX
  * entries to leave bare, so that a program that looks at them all decides
  * before its next listing, at the price of one LOOKUP each. A mount starts
- * as at the end of a span (fs_new). Only where d_ino is the
- * number stat shows (fs_frontend.listing_ino). What a program sees is the
- * same either way.
+ * as at the end of a span (fs_new). Only where d_ino is the number stat
+ * shows (fs_frontend.listing_ino). What a program sees is the same either
+ * way. The kernel keeps listings (sole_writer): a walk that wants
+ * attributes after one that did not (ls -l after find) sends one LOOKUP
+ * per file of the bare listings it reads from the kernel's copy, once.
  */
 #define BARE_WANTED 4
 #define FULL_SPAN 64
@@ -441,6 +443,7 @@ static bool listing_full(struct fs *fs, struct inode *dir,
 	for (i = 0; i < dl->n && n <= PROBE_MAX; i++)
 		n += may_be_bare(&dl->ents[i]);
 	for (;;) {
+		/* A listing unfit to probe does not end the span. */
 		if (left == 0 ||
 		    (left == 1 && (n < BARE_WANTED || n > PROBE_MAX))) {
 			full = left > 0;
