@@ -12,6 +12,14 @@ with the same calls on the same fresh ext4 image, must leave each
 ciphertext file in no more extents (FIEMAP, via filefrag) than its plain
 copy, and read back the same.
 
+Each file is written and fsynced before the next one is written, on an
+image with 4 KiB blocks (one block group): ext4 then allocates a file's
+delayed blocks in one go, with no other file's allocation in between and
+no group boundary to cross (mkfs's default for a small image, 1 KiB
+blocks in 8 MiB groups, and the writeback of all files at one sync, in
+2 MiB pieces taken in turns, gave a 6 MiB file 2 or 3 extents by chance),
+so only the writes themselves decide how many pieces a file gets.
+
 Needs root (loop mount) and e2fsprogs.
 """
 import os
@@ -35,6 +43,7 @@ def write_in_pieces(path, data, step):
     try:
         for off in range(0, len(data), step):
             os.write(fd, data[off:off + step])
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -50,7 +59,7 @@ def extents(path):
 def test_ciphertext_as_compact_as_plaintext(tmp_path):
     if not shutil.which('filefrag'):
         pytest.skip('no filefrag (e2fsprogs)')
-    with util.ext4(tmp_path, 128 << 20) as disk:
+    with util.ext4(tmp_path, 128 << 20, block=4096) as disk:
         plain = os.path.join(disk, 'plain')
         os.mkdir(plain)
         cdir = os.path.join(disk, 'c')

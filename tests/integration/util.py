@@ -502,11 +502,12 @@ def ls_xattr_requests(m, path):
 
 
 @contextlib.contextmanager
-def ext4(parent, size):
+def ext4(parent, size, block=None):
     """An ext4 filesystem of SIZE bytes in an image file on PARENT, loop
     mounted on PARENT/ext4 (mode 0700) and unmounted at the end: a disk
-    with delayed allocation and a journal, unlike tmpfs. Needs root and
-    mkfs.ext4 (e2fsprogs): skips the test otherwise."""
+    with delayed allocation and a journal, unlike tmpfs. BLOCK sets the
+    block size (mkfs picks 1 KiB below 512 MiB, in 8 MiB groups). Needs
+    root and mkfs.ext4 (e2fsprogs): skips the test otherwise."""
     import pytest
     if os.geteuid() != 0:
         pytest.skip("needs root to mount an ext4 image")
@@ -517,7 +518,8 @@ def ext4(parent, size):
     os.mkdir(d)
     with open(img, "wb") as f:
         f.truncate(size)
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", img], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0"] +
+                   (["-b", str(block)] if block else []) + [img], check=True)
     r = subprocess.run(["mount", "-o", "loop", img, d],
                        stderr=subprocess.PIPE, text=True)
     if r.returncode:
