@@ -435,14 +435,16 @@ static bool listing_full(struct fs *fs, struct inode *dir,
 			 const struct dir_list *dl)
 {
 	unsigned left = atomic_load(&fs->full_listings);
-	size_t n = 0, i;
+	size_t n = SIZE_MAX, i;
 	bool full;
 
 	if (!fs->fe->listing_ino)
 		return true;
-	for (i = 0; i < dl->n && n <= PROBE_MAX; i++)
-		n += may_be_bare(&dl->ents[i]);
 	for (;;) {
+		/* Entries to leave bare: counted for the probe only. */
+		if (left == 1 && n == SIZE_MAX)
+			for (i = 0, n = 0; i < dl->n && n <= PROBE_MAX; i++)
+				n += may_be_bare(&dl->ents[i]);
 		/* A listing unfit to probe does not end the span. */
 		if (left == 0 ||
 		    (left == 1 && (n < BARE_WANTED || n > PROBE_MAX))) {
