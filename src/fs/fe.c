@@ -430,24 +430,32 @@ static bool may_be_bare(const struct dir_ent *d)
 	return d->type != DT_DIR && d->type != DT_UNKNOWN;
 }
 
+/* Whether a listing with these entries may be the probe: BARE_WANTED to
+ * PROBE_MAX entries to leave bare (counted no further than that). */
+static bool fit_to_probe(const struct dir_list *dl)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < dl->n && n <= PROBE_MAX; i++)
+		n += may_be_bare(&dl->ents[i]);
+	return n >= BARE_WANTED && n <= PROBE_MAX;
+}
+
 /* Whether a listing of dir that starts now sends every entry's attributes. */
 static bool listing_full(struct fs *fs, struct inode *dir,
 			 const struct dir_list *dl)
 {
 	unsigned left = atomic_load(&fs->full_listings);
-	size_t n = SIZE_MAX, i;
+	int fit = -1; /* fit_to_probe, once it is needed */
 	bool full;
 
 	if (!fs->fe->listing_ino)
 		return true;
 	for (;;) {
-		/* Entries to leave bare: counted for the probe only. */
-		if (left == 1 && n == SIZE_MAX)
-			for (i = 0, n = 0; i < dl->n && n <= PROBE_MAX; i++)
-				n += may_be_bare(&dl->ents[i]);
+		if (left == 1 && fit < 0)
+			fit = fit_to_probe(dl);
 		/* A listing unfit to probe does not end the span. */
-		if (left == 0 ||
-		    (left == 1 && (n < BARE_WANTED || n > PROBE_MAX))) {
+		if (left == 0 || (left == 1 && !fit)) {
 			full = left > 0;
 			break;
 		}
