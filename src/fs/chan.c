@@ -76,7 +76,7 @@ enum {
 	OP_LISTXATTR = 23, OP_REMOVEXATTR = 24, OP_FLUSH = 25,
 	OP_OPENDIR = 27, OP_READDIR = 28, OP_RELEASEDIR = 29,
 	OP_INIT = 26, OP_ACCESS = 34, OP_CREATE = 35, OP_BATCH_FORGET = 42,
-	OP_READDIRPLUS = 44, OP_RENAME2 = 45, OP_INTERRUPT = 36,
+	OP_READDIRPLUS = 44, OP_RENAME2 = 45, OP_INTERRUPT = 36, OP_IOCTL = 39,
 };
 
 /* Polls that found a request raise the score by one, polls that timed out
@@ -111,6 +111,7 @@ struct chan {
 	 * leader when it is back for the next request, or the watchdog,
 	 * which then posts the baton. */
 	atomic_ulong kept, tickets;
+	atomic_ulong handed_on; /* by the leader itself (for -d) */
 	atomic_ulong taken_over; /* by the watchdog (for -d) */
 	atomic_bool wd_asleep;
 	bool wd_started;
@@ -181,7 +182,9 @@ static uint32_t get32(const uint8_t *p)
 
 /* Whether a request (n bytes at buf) is one through which the leader
  * keeps the baton: metadata, reads and writes (a large one runs on all
- * cores through the crypto worker pool anyway). */
+ * cores through the crypto worker pool anyway), and ioctls, which we do
+ * not implement: libfuse answers them ENOSYS at once, and the kernel asks
+ * again every time (Python's and Perl's open check isatty). */
 static bool is_quick(const uint8_t *buf, size_t n)
 {
 	if (n < IN_HEADER_LEN)
@@ -195,7 +198,7 @@ static bool is_quick(const uint8_t *buf, size_t n)
 	case OP_GETXATTR: case OP_LISTXATTR: case OP_REMOVEXATTR:
 	case OP_FLUSH: case OP_OPENDIR: case OP_READDIR: case OP_RELEASEDIR:
 	case OP_ACCESS: case OP_CREATE: case OP_BATCH_FORGET:
-	case OP_READDIRPLUS: case OP_RENAME2:
+	case OP_READDIRPLUS: case OP_RENAME2: case OP_IOCTL:
 		return true;
 	default:
 		return false;
@@ -419,6 +422,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		count_quiet(c, buf, (size_t)n);
 		if (!is_quick(buf, (size_t)n) || more_queued(c)) {
 			t_lead = false;
+			atomic_fetch_add(&c->handed_on, 1);
 			sem_post(&c->baton);
 		} else {
 			keep_baton(c);
@@ -526,9 +530,10 @@ void chan_free(struct chan *c)
 		return;
 	watch_stop(c);
 	log_dbg("requests: %lu taken by polling, %lu after sleeping; "
-		"%lu passed the baton on after %d ms",
+		"the baton handed on %lu times, passed on after %d ms %lu times",
 		atomic_load(&c->polled), atomic_load(&c->slept),
-		atomic_load(&c->taken_over), WATCH_NS / 1000000);
+		atomic_load(&c->handed_on), WATCH_NS / 1000000,
+		atomic_load(&c->taken_over));
 	if (c->poll_fd >= 0)
 		close(c->poll_fd);
 	sem_destroy(&c->baton);
