@@ -574,7 +574,7 @@ static void drop_name(struct fs *fs, struct inode *dir, const char *stored,
 	inode_unpin(fs, in);
 }
 
-int dir_unlink(struct fs *fs, struct inode *dir, const char *name)
+static int unlink_name(struct fs *fs, struct inode *dir, const char *name)
 {
 	struct inode *in;
 	struct dname dn;
@@ -668,6 +668,16 @@ out:
 	return rc;
 }
 
+int dir_unlink(struct fs *fs, struct inode *dir, const char *name)
+{
+	int rc;
+
+	names_change_begin(fs);
+	rc = unlink_name(fs, dir, name);
+	names_change_end(fs);
+	return rc;
+}
+
 int dir_rmdir(struct fs *fs, struct inode *dir, const char *name)
 {
 	struct dname dn;
@@ -712,9 +722,9 @@ static int make_rename(int dfd, const char *stored, void *arg)
 	return rc;
 }
 
-int dir_rename(struct fs *fs, struct inode *dir, const char *name,
-	       struct inode *newdir, const char *newname, unsigned flags,
-	       uint64_t moved[static 2])
+static int rename_name(struct fs *fs, struct inode *dir, const char *name,
+		       struct inode *newdir, const char *newname,
+		       unsigned flags, uint64_t moved[static 2])
 {
 	struct rename_args a;
 	struct dname sn, dn;
@@ -788,6 +798,18 @@ out:
 	dirfd_put(fs, newdir);
 out_s:
 	dirfd_put(fs, dir);
+	return rc;
+}
+
+int dir_rename(struct fs *fs, struct inode *dir, const char *name,
+	       struct inode *newdir, const char *newname, unsigned flags,
+	       uint64_t moved[static 2])
+{
+	int rc;
+
+	names_change_begin(fs);
+	rc = rename_name(fs, dir, name, newdir, newname, flags, moved);
+	names_change_end(fs);
 	return rc;
 }
 

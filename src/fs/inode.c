@@ -652,6 +652,37 @@ void loc_put(struct fs *fs, struct loc *l)
 	l->parent = NULL;
 }
 
+/* A change counts as busy from before its syscall until after the table
+ * is updated, and bumps the generation before it stops being busy; a
+ * reader checks busy before the generation at both ends. A change that
+ * overlaps the reader's span is busy at one of its ends or has bumped the
+ * generation in between; one that ended before it began is complete in
+ * the backing and the table alike. (Sequentially consistent atomics.) */
+void names_change_begin(struct fs *fs)
+{
+	atomic_fetch_add(&fs->names_busy, 1);
+}
+
+void names_change_end(struct fs *fs)
+{
+	atomic_fetch_add(&fs->names_gen, 1);
+	atomic_fetch_sub(&fs->names_busy, 1);
+}
+
+bool names_steady_begin(struct fs *fs, unsigned long *gen)
+{
+	if (atomic_load(&fs->names_busy))
+		return false;
+	*gen = atomic_load(&fs->names_gen);
+	return true;
+}
+
+bool names_steady_end(struct fs *fs, unsigned long gen)
+{
+	return !atomic_load(&fs->names_busy) &&
+	       atomic_load(&fs->names_gen) == gen;
+}
+
 static void evict_locked(struct fs *fs)
 {
 	struct inode *in = fs->lru.lru_prev, *prev;

@@ -198,6 +198,11 @@ struct fs {
 	 * attributes, and lookups of entries of bare listings since the
 	 * last switch to them. */
 	atomic_uint full_listings, bare_lookups;
+	/* Renames and unlinks (dir.c) in progress, and done: while neither
+	 * changes, every backing name names what it named before
+	 * (names_steady_*). */
+	atomic_uint names_busy;
+	atomic_ulong names_gen;
 };
 
 /* The "major:minor" of the topmost mount on mnt, from
@@ -271,6 +276,15 @@ void inode_unlink_name(struct fs *fs, struct inode *in,
  * (root). Release with loc_put. */
 int loc_get(struct fs *fs, struct inode *in, struct loc *l);
 void loc_put(struct fs *fs, struct loc *l);
+
+/* Around a rename or unlink in the backing and its inode table update. */
+void names_change_begin(struct fs *fs);
+void names_change_end(struct fs *fs);
+/* Whether no rename or unlink runs now (then *gen is for
+ * names_steady_end), and whether none ran since names_steady_begin: what
+ * a backing name named between the two calls, it named throughout. */
+bool names_steady_begin(struct fs *fs, unsigned long *gen);
+bool names_steady_end(struct fs *fs, unsigned long gen);
 
 /* A directory fd for in (a directory inode), verified against (dev, ino).
  * Returns the fd (>= 0) or a negative errno. Release with dirfd_put. */

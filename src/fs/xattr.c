@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Encrypted extended attributes (spec §4.10). The backing object is reached
- * with an O_PATH|O_NOFOLLOW fd relative to its parent and then addressed as
+ * through a descriptor we hold (a directory's, an open file's) or else
+ * with an O_PATH|O_NOFOLLOW fd relative to its parent, addressed as
  * /proc/self/fd/N, which names that exact inode. Symlinks carry no user
  * attributes on Linux, so they have none here either.
  */
@@ -9,8 +10,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,8 +27,8 @@
 #define XATTR_VAL_MAX 65536
 #define XATTR_NAME_BUF 512
 /* "This object has no attributes" is believed as long as the kernel caches
- * attributes (fs_cache_timeout). `ls -l` asks for two attributes of every
- * file; the second answer then needs no syscall. */
+ * attributes (fs_cache_timeout): the kernel caches no xattrs, and `ls -l`
+ * asks every file for its ACL each time it runs. */
 
 static bool is_acl(const char *name)
 {
@@ -95,28 +98,14 @@ static bool shown_name(const char *p)
 				     strlen(NAMES_XATTR_PREFIX));
 }
 
-/* After an ENODATA: remember when the object has no shown attribute. */
-static void note_if_none(const struct fs *fs, struct inode *in,
-			 const char *path, long g)
-{
-	char names[4096];
-	ssize_t n = listxattr(path, names, sizeof(names));
-
-	if (n < 0)
-		return;
-	for (const char *p = names; p < names + n; p += strlen(p) + 1)
-		if (shown_name(p))
-			return;
-	xnone_store(fs, in, g);
-}
-
-/* A path naming in's backing inode: /proc/self/fd/N of a descriptor we
- * hold, so that no name is resolved (an open file may be unlinked or
- * replaced): the root's, a directory's cached one, an open file's (with
- * its rw lock held, so that it stays open), or else one opened O_PATH by
- * name. Release with xref_put. */
+/* A descriptor of in's backing inode, so that no name is resolved (an
+ * open file may be unlinked or replaced): the root's, a directory's cached
+ * one, an open file's (with its rw lock held, so that it stays open), used
+ * with f*xattr; or else one opened O_PATH by name, which f*xattr refuses,
+ * used through the path /proc/self/fd/N. Release with xref_put. */
 struct xref {
-	char path[64];
+	char path[64];		/* for an O_PATH fd, else "" */
+	int io_fd;		/* for f*xattr, or -1: use path */
 	int fd;			/* ours to close, or -1 */
 	struct inode *dir;	/* its cached directory fd is used */
 	struct inode *file;	/* its open fd is used, rw held */
@@ -126,7 +115,8 @@ static int xref_get(struct fs *fs, struct inode *in, struct xref *x)
 {
 	int fd;
 
-	x->fd = -1;
+	x->fd = x->io_fd = -1;
+	x->path[0] = '\0';
 	x->dir = x->file = NULL;
 	if (in == &fs->root) {
 		fd = fs->root_fd;
@@ -146,11 +136,28 @@ static int xref_get(struct fs *fs, struct inode *in, struct xref *x)
 		fd = x->file ? in->fd : inode_open(fs, in, O_PATH);
 		if (fd < 0)
 			return fd;
-		if (!x->file)
+		if (!x->file) {
 			x->fd = fd;
+			snprintf(x->path, sizeof(x->path), "/proc/self/fd/%d",
+				 fd);
+			return 0;
+		}
 	}
-	snprintf(x->path, sizeof(x->path), "/proc/self/fd/%d", fd);
+	x->io_fd = fd;
 	return 0;
+}
+
+static ssize_t x_get(const struct xref *x, const char *name, void *buf,
+		     size_t cap)
+{
+	return x->io_fd >= 0 ? fgetxattr(x->io_fd, name, buf, cap) :
+			       getxattr(x->path, name, buf, cap);
+}
+
+static ssize_t x_list(const struct xref *x, char *buf, size_t cap)
+{
+	return x->io_fd >= 0 ? flistxattr(x->io_fd, buf, cap) :
+			       listxattr(x->path, buf, cap);
 }
 
 static void xref_put(struct fs *fs, struct xref *x)
@@ -161,8 +168,84 @@ static void xref_put(struct fs *fs, struct xref *x)
 		dirfd_put(fs, x->dir);
 	if (x->file)
 		rwlock_unlock(&x->file->rw);
-	x->fd = -1;
+	x->fd = x->io_fd = -1;
 	x->dir = x->file = NULL;
+}
+
+/* Whether x has no attribute we show, from one listxattr (false when
+ * in doubt); if so, remember it for in. Asked before any getxattr: nearly
+ * every object has none (ls -l asks every file for its ACL), and a list
+ * answers for every name with one syscall, where a getxattr that finds
+ * nothing needs a listxattr after it to say so for the next name. */
+static bool none_shown(const struct fs *fs, struct inode *in,
+		       const struct xref *x, long g)
+{
+	char names[4096];
+	ssize_t n = x_list(x, names, sizeof(names));
+
+	if (n < 0)
+		return false;
+	for (const char *p = names; p < names + n; p += strlen(p) + 1)
+		if (shown_name(p))
+			return false;
+	xnone_store(fs, in, g);
+	return true;
+}
+
+/* listxattrat(2) (Linux 6.13; no wrapper in glibc 2.36): the same number
+ * on every architecture. */
+#ifndef SYS_listxattrat
+#define SYS_listxattrat 465
+#endif
+static atomic_bool no_listxattrat; /* ENOSYS, or refused (seccomp) */
+
+/* none_shown for an object other than a directory without opening it:
+ * listxattrat by its name in its parent's (cached) fd; two syscalls with
+ * the fstatat that checks the name is that object, instead of an O_PATH
+ * open, fstat, a listxattr through /proc and close. Only where we are the
+ * only writer, so that a name changes only through our renames and
+ * unlinks, and only when none ran meanwhile (names_steady_*): else the
+ * caller takes the usual way. */
+static bool none_shown_by_name(struct fs *fs, struct inode *in, long g)
+{
+	char names[4096];
+	struct stat st;
+	struct loc l;
+	unsigned long gen;
+	ssize_t n;
+	int pfd;
+	bool none = false;
+
+	if (!fs->sole_writer || in == &fs->root || in->type == S_IFDIR ||
+	    atomic_load_explicit(&no_listxattrat, memory_order_relaxed))
+		return false;
+	if (!names_steady_begin(fs, &gen))
+		return false;
+	if (loc_get(fs, in, &l))
+		return false;
+	pfd = dirfd_get(fs, l.parent);
+	if (pfd < 0) {
+		loc_put(fs, &l);
+		return false;
+	}
+	n = syscall(SYS_listxattrat, pfd, l.name, AT_SYMLINK_NOFOLLOW, names,
+		    sizeof(names));
+	if (n < 0 && (errno == ENOSYS || errno == EPERM))
+		atomic_store(&no_listxattrat, true);
+	if (n >= 0 &&
+	    fstatat(pfd, l.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_dev == in->dev && st.st_ino == in->ino &&
+	    names_steady_end(fs, gen)) {
+		none = true;
+		for (const char *p = names; p < names + n; p += strlen(p) + 1)
+			if (shown_name(p))
+				none = false;
+	}
+	dirfd_put(fs, l.parent);
+	loc_put(fs, &l);
+	if (none)
+		xnone_store(fs, in, g);
+	return none;
 }
 
 /* getxattr of name, or listxattr (name NULL), of path: into small (cap
@@ -170,21 +253,20 @@ static void xref_put(struct fs *fs, struct xref *x)
  * for and nearly everything fits (nearly every getxattr answer is ENODATA:
  * ls -l); else into *big (XATTR_VAL_MAX bytes, caller frees). *raw gets the
  * buffer used. Returns the length or -errno. */
-static ssize_t small_first(const char *path, const char *name, void *small,
-			   size_t cap, void **big, void **raw)
+static ssize_t small_first(const struct xref *x, const char *name,
+			   void *small, size_t cap, void **big, void **raw)
 {
 	ssize_t n;
 
 	*raw = small;
-	n = name ? getxattr(path, name, small, cap) :
-		   listxattr(path, small, cap);
+	n = name ? x_get(x, name, small, cap) : x_list(x, small, cap);
 	if (n < 0 && errno == ERANGE) {
 		*big = malloc(XATTR_VAL_MAX);
 		if (!*big)
 			return -ENOMEM;
 		*raw = *big;
-		n = name ? getxattr(path, name, *big, XATTR_VAL_MAX) :
-			   listxattr(path, *big, XATTR_VAL_MAX);
+		n = name ? x_get(x, name, *big, XATTR_VAL_MAX) :
+			   x_list(x, *big, XATTR_VAL_MAX);
 	}
 	return n < 0 ? -errno : n;
 }
@@ -220,7 +302,7 @@ static int get_one(struct fs *fs, struct inode *in, const char *name,
 	void *big = NULL, *raw;
 	size_t dlen;
 	ssize_t n = 0;
-	struct xref x = { .fd = -1 };
+	struct xref x = { .fd = -1, .io_fd = -1 };
 	int rc;
 	long g;
 
@@ -234,14 +316,18 @@ static int get_one(struct fs *fs, struct inode *in, const char *name,
 	if (rc)
 		return rc;
 	g = xgen_snapshot(in);
+	if (none_shown_by_name(fs, in, g))
+		return -ENODATA;
 	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
-	n = small_first(x.path, xname, small, sizeof(small), &big, &raw);
+	if (none_shown(fs, in, &x, g)) {
+		rc = -ENODATA;
+		goto out;
+	}
+	n = small_first(&x, xname, small, sizeof(small), &big, &raw);
 	if (n < 0) {
-		rc = (int)n; /* mostly ENODATA: ls -l asks for every file */
-		if (rc == -ENODATA)
-			note_if_none(fs, in, x.path, g);
+		rc = (int)n;
 		n = 0;
 		goto out;
 	}
@@ -310,7 +396,7 @@ int xattr_set(struct fs *fs, struct inode *in, const char *name,
 	uint8_t *ct = NULL;
 	size_t clen = 0;
 	const void *v = value;
-	struct xref x = { .fd = -1 };
+	struct xref x = { .fd = -1, .io_fd = -1 };
 	int rc;
 
 	if (in->type == S_IFLNK)
@@ -335,7 +421,8 @@ int xattr_set(struct fs *fs, struct inode *in, const char *name,
 	if (rc)
 		goto out;
 	xchange(in, true);
-	if (setxattr(x.path, xname, v, clen, flags) < 0)
+	if ((x.io_fd >= 0 ? fsetxattr(x.io_fd, xname, v, clen, flags) :
+			    setxattr(x.path, xname, v, clen, flags)) < 0)
 		rc = -errno;
 	else
 		restamp(fs, in, &x);
@@ -349,7 +436,7 @@ out:
 int xattr_remove(struct fs *fs, struct inode *in, const char *name)
 {
 	char xname[XATTR_NAME_BUF];
-	struct xref x = { .fd = -1 };
+	struct xref x = { .fd = -1, .io_fd = -1 };
 	int rc;
 
 	if (in->type == S_IFLNK)
@@ -361,7 +448,8 @@ int xattr_remove(struct fs *fs, struct inode *in, const char *name)
 	if (rc)
 		return rc;
 	xchange(in, true);
-	if (removexattr(x.path, xname) < 0)
+	if ((x.io_fd >= 0 ? fremovexattr(x.io_fd, xname) :
+			    removexattr(x.path, xname)) < 0)
 		rc = -errno;
 	else
 		restamp(fs, in, &x);
@@ -378,7 +466,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	char *p, *end;
 	size_t out = 0, nl;
 	ssize_t n;
-	struct xref x = { .fd = -1 };
+	struct xref x = { .fd = -1, .io_fd = -1 };
 	int rc;
 	bool any = false;
 	long g;
@@ -390,7 +478,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
-	n = small_first(x.path, NULL, small, sizeof(small), &big, &raw);
+	n = small_first(&x, NULL, small, sizeof(small), &big, &raw);
 	if (n < 0) {
 		rc = (int)n;
 		goto out;

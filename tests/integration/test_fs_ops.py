@@ -9,6 +9,7 @@ import os
 import socket
 import stat
 import threading
+import time
 
 import pytest
 
@@ -551,6 +552,63 @@ def test_xattr_absence_is_never_stale(vfs):
         for t in threads:
             t.join()
     assert not errors, errors
+
+
+def test_xattrs_while_names_swap(vfs):
+    """The daemon may read an object's attribute list by its backing name
+    (one syscall instead of four): it must never answer for the object
+    that name held a moment before. Two files swap names all the time
+    while other threads ask each one, through its descriptor, for its
+    attribute: A always has it, B never."""
+    a, b, t = vfs.p("a"), vfs.p("b"), vfs.p("t")
+    write_file(a, b"A")
+    write_file(b, b"B")
+    os.setxattr(a, "user.k", b"on a")
+    fa = os.open(a, os.O_RDONLY)
+    fb = os.open(b, os.O_RDONLY)
+    stop = threading.Event()
+    errors = []
+
+    def swapper():
+        while not stop.is_set():
+            os.rename(a, t)
+            os.rename(b, a)
+            os.rename(t, b)
+
+    def asker(fd, want):
+        n = 0
+        while not stop.is_set() or n < 200:
+            n += 1
+            try:
+                got = os.getxattr(fd, "user.k")
+            except OSError as e:
+                got = e.errno
+            if got != want:
+                errors.append((want, got))
+                return
+            # ls -l's question, answered the same way
+            try:
+                os.getxattr(fd, "system.posix_acl_access")
+                errors.append("ACL found")
+            except OSError as e:
+                if e.errno != errno.ENODATA:
+                    errors.append(e)
+
+    threads = [threading.Thread(target=swapper)]
+    threads += [threading.Thread(target=asker, args=(fd, want))
+                for fd, want in [(fa, b"on a"), (fb, errno.ENODATA)] * 2]
+    for th in threads:
+        th.start()
+    try:
+        time.sleep(3)
+    finally:
+        stop.set()
+        for th in threads:
+            th.join()
+        os.close(fa)
+        os.close(fb)
+    assert not errors, errors[:5]
+    assert os.getxattr(a if read_file(a) == b"A" else b, "user.k") == b"on a"
 
 
 def test_long_names(vfs):
