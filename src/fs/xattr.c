@@ -475,6 +475,8 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	if (in->type == S_IFLNK || xnone_cached(fs, in))
 		return 0;
 	g = xgen_snapshot(in);
+	if (none_shown_by_name(fs, in, g))
+		return 0;
 	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
