@@ -98,6 +98,15 @@ static bool shown_name(const char *p)
 				     strlen(NAMES_XATTR_PREFIX));
 }
 
+/* Whether a listxattr answer (n bytes of names) has a name we show. */
+static bool any_shown(const char *names, size_t n)
+{
+	for (const char *p = names; p < names + n; p += strlen(p) + 1)
+		if (shown_name(p))
+			return true;
+	return false;
+}
+
 /* A descriptor of in's backing inode, so that no name is resolved (an
  * open file may be unlinked or replaced): the root's, a directory's cached
  * one, an open file's (with its rw lock held, so that it stays open), used
@@ -183,11 +192,8 @@ static bool none_shown(const struct fs *fs, struct inode *in,
 	char names[4096];
 	ssize_t n = x_list(x, names, sizeof(names));
 
-	if (n < 0)
+	if (n < 0 || any_shown(names, (size_t)n))
 		return false;
-	for (const char *p = names; p < names + n; p += strlen(p) + 1)
-		if (shown_name(p))
-			return false;
 	xnone_store(fs, in, g);
 	return true;
 }
@@ -206,7 +212,8 @@ static atomic_bool no_listxattrat; /* ENOSYS, or refused (seccomp) */
  * only writer, so that a name changes only through our renames and
  * unlinks, and only when none ran meanwhile (names_steady_*): else the
  * caller takes the usual way. */
-static bool none_shown_by_name(struct fs *fs, struct inode *in, long g)
+/* 1: none shown; 0: some shown; -1: not known this way. */
+static int none_shown_by_name(struct fs *fs, struct inode *in, long g)
 {
 	char names[4096];
 	struct stat st;
@@ -214,19 +221,19 @@ static bool none_shown_by_name(struct fs *fs, struct inode *in, long g)
 	unsigned long gen;
 	ssize_t n;
 	int pfd;
-	bool none = false;
+	int none = -1;
 
 	if (!fs->sole_writer || in == &fs->root || in->type == S_IFDIR ||
 	    atomic_load_explicit(&no_listxattrat, memory_order_relaxed))
-		return false;
+		return -1;
 	if (!names_steady_begin(fs, &gen))
-		return false;
+		return -1;
 	if (loc_get(fs, in, &l))
-		return false;
+		return -1;
 	pfd = dirfd_get(fs, l.parent);
 	if (pfd < 0) {
 		loc_put(fs, &l);
-		return false;
+		return -1;
 	}
 	n = syscall(SYS_listxattrat, pfd, l.name, AT_SYMLINK_NOFOLLOW, names,
 		    sizeof(names));
@@ -235,15 +242,11 @@ static bool none_shown_by_name(struct fs *fs, struct inode *in, long g)
 	if (n >= 0 &&
 	    fstatat(pfd, l.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_dev == in->dev && st.st_ino == in->ino &&
-	    names_steady_end(fs, gen)) {
-		none = true;
-		for (const char *p = names; p < names + n; p += strlen(p) + 1)
-			if (shown_name(p))
-				none = false;
-	}
+	    names_steady_end(fs, gen))
+		none = !any_shown(names, (size_t)n);
 	dirfd_put(fs, l.parent);
 	loc_put(fs, &l);
-	if (none)
+	if (none == 1)
 		xnone_store(fs, in, g);
 	return none;
 }
@@ -303,7 +306,7 @@ static int get_one(struct fs *fs, struct inode *in, const char *name,
 	size_t dlen;
 	ssize_t n = 0;
 	struct xref x = { .fd = -1, .io_fd = -1 };
-	int rc;
+	int rc, by_name;
 	long g;
 
 	/* Asked before every write; only a -suid mount can make use of
@@ -316,12 +319,14 @@ static int get_one(struct fs *fs, struct inode *in, const char *name,
 	if (rc)
 		return rc;
 	g = xgen_snapshot(in);
-	if (none_shown_by_name(fs, in, g))
+	by_name = none_shown_by_name(fs, in, g);
+	if (by_name == 1)
 		return -ENODATA;
 	rc = xref_get(fs, in, &x);
 	if (rc)
 		return rc;
-	if (none_shown(fs, in, &x, g)) {
+	/* The list was read already when it showed a name. */
+	if (by_name < 0 && none_shown(fs, in, &x, g)) {
 		rc = -ENODATA;
 		goto out;
 	}
@@ -475,7 +480,7 @@ int xattr_list(struct fs *fs, struct inode *in, char *buf, size_t size,
 	if (in->type == S_IFLNK || xnone_cached(fs, in))
 		return 0;
 	g = xgen_snapshot(in);
-	if (none_shown_by_name(fs, in, g))
+	if (none_shown_by_name(fs, in, g) == 1)
 		return 0;
 	rc = xref_get(fs, in, &x);
 	if (rc)
