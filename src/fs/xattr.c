@@ -210,9 +210,9 @@ static atomic_bool no_listxattrat; /* ENOSYS, or refused (seccomp) */
  * the fstatat that checks the name is that object, instead of an O_PATH
  * open, fstat, a listxattr through /proc and close. Only where we are the
  * only writer, so that a name changes only through our renames and
- * unlinks, and only when none ran meanwhile (names_steady_*): else the
- * caller takes the usual way. */
-/* 1: none shown; 0: some shown; -1: not known this way. */
+ * unlinks, and only when none ran meanwhile (names_steady_*). Returns 1
+ * when no name is shown, 0 when one is, -1 when it cannot tell this way:
+ * the caller then takes the usual way. */
 static int none_shown_by_name(struct fs *fs, struct inode *in, long g)
 {
 	char names[4096];
