@@ -57,6 +57,7 @@ struct aead {
 
 static const struct aead_impl *const impls[] = {
 	&aead_gcm_ossl,	    &aead_gcm_gcry,	&aead_gcm_vaes,
+	&aead_gcm_vaes_avx2,
 	&aead_siv_ossl,	    &aead_siv_gcry,	&aead_xchacha_ossl,
 	&aead_xchacha_gcry, &aead_xchacha_avx512,
 };

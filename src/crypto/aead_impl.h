@@ -232,7 +232,15 @@ static __attribute__((noinline, unused)) void aead_wipe_vregs(void)
 			 "vmovdqa64 %%zmm16, %%zmm31" : : : "memory");
 }
 
+/* The same on a CPU without AVX-512 (the AVX2 backends): vzeroall clears
+ * all sixteen 256-bit registers. */
+static __attribute__((noinline, unused)) void aead_wipe_ymm(void)
+{
+	__asm__ volatile("vzeroall" : : : "memory");
+}
+
 extern const struct aead_impl aead_gcm_ossl, aead_gcm_gcry, aead_gcm_vaes;
+extern const struct aead_impl aead_gcm_vaes_avx2;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;
 extern const struct aead_impl aead_xchacha_ossl, aead_xchacha_gcry;
 extern const struct aead_impl aead_xchacha_avx512;

@@ -25,15 +25,21 @@ static unsigned cpu_probe(void)
 	__asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
 	if ((c & bit_AVX) && (xcr0_lo & 0x6) == 0x6)
 		f |= CPU_AVX;
-	if ((xcr0_lo & 0xe6) != 0xe6 ||
-	    !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+	/* VAES and VPCLMULQDQ are usable with 256-bit registers alone (on
+	 * AVX2 CPUs without AVX-512), the AVX-512 features only when the OS
+	 * saves the opmask and 512-bit state as well */
+	if (!(f & CPU_AVX) || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return f;
-	if ((b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL))
-		f |= CPU_AVX512;
+	if (b & bit_AVX2)
+		f |= CPU_AVX2;
 	if (c & bit_VAES)
 		f |= CPU_VAES;
 	if (c & bit_VPCLMULQDQ)
 		f |= CPU_VPCLMULQDQ;
+	if ((xcr0_lo & 0xe6) != 0xe6)
+		return f;
+	if ((b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL))
+		f |= CPU_AVX512;
 	if (b & bit_AVX512IFMA)
 		f |= CPU_AVX512IFMA;
 	return f;

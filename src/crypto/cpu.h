@@ -17,6 +17,7 @@ enum cpu_feature {
 	CPU_VPCLMULQDQ = 1 << 4,
 	CPU_AVX512IFMA = 1 << 5,
 	CPU_AVX = 1 << 6,	 /* with the OS saving the 256-bit registers */
+	CPU_AVX2 = 1 << 7,	 /* likewise */
 };
 
 /* Whether this CPU has every feature in `all` (a mask of enum cpu_feature),

@@ -145,7 +145,8 @@ def test_no_core_dump(mounter, vectors, variant, tmp_path):
 
 
 IMPLS = [("gcm", "AES-GCM-256-OpenSSL"), ("gcm", "AES-GCM-256-libgcrypt"),
-         ("gcm", "AES-GCM-256-VAES"), ("aessiv", "AES-SIV-512-OpenSSL"),
+         ("gcm", "AES-GCM-256-VAES"), ("gcm", "AES-GCM-256-VAES-AVX2"),
+         ("aessiv", "AES-SIV-512-OpenSSL"),
          ("aessiv", "AES-SIV-512-libgcrypt"),
          ("xchacha", "XChaCha20-Poly1305-OpenSSL"),
          ("xchacha", "XChaCha20-Poly1305-libgcrypt"),
@@ -160,10 +161,18 @@ def has_avx512():
         " vaes " in flags
 
 
+def has_vaes_avx2():
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    return all(" %s " % f in flags for f in ("avx2", "vaes", "vpclmulqdq"))
+
+
 @pytest.mark.parametrize("variant,impl", IMPLS, ids=[i for _, i in IMPLS])
 def test_no_keys_in_core_dump(mounter, vectors, variant, impl, tmp_path):
     if impl in NEEDS_AVX512 and not has_avx512():
         pytest.skip("%s needs AVX-512" % impl)
+    if impl.endswith("-AVX2") and not has_vaes_avx2():
+        pytest.skip("%s needs VAES and AVX2" % impl)
     data, marker = crash(mounter, vectors, variant, tmp_path,
                          {"VEILFS_COREDUMP": "1"}, impl)
     assert data is not None, "VEILFS_COREDUMP=1 left no core dump"

@@ -36,9 +36,33 @@ static uint32_t vregs[32 * 16] __attribute__((aligned(64)));
 __attribute__((noinline)) int vreg_hits(const uint8_t *words, size_t n)
 {
 	const volatile uint8_t *v = words;
+	/* a flag in memory that libgcc set at start-up: no vector register
+	 * is used to read it */
+	long zmm = __builtin_cpu_supports("avx512f");
 	int hits = 0;
 
-	__asm__ volatile(
+	/* without AVX-512 (the AVX2 backends), ymm0-15, each in the first
+	 * half of its 64-byte slot; the other slots stay zero */
+	__asm__ volatile("test %1, %1\n\t"
+			 "jnz 1f\n\t"
+			 "vmovdqu %%ymm0, 0(%0)\n\t"
+			 "vmovdqu %%ymm1, 64(%0)\n\t"
+			 "vmovdqu %%ymm2, 128(%0)\n\t"
+			 "vmovdqu %%ymm3, 192(%0)\n\t"
+			 "vmovdqu %%ymm4, 256(%0)\n\t"
+			 "vmovdqu %%ymm5, 320(%0)\n\t"
+			 "vmovdqu %%ymm6, 384(%0)\n\t"
+			 "vmovdqu %%ymm7, 448(%0)\n\t"
+			 "vmovdqu %%ymm8, 512(%0)\n\t"
+			 "vmovdqu %%ymm9, 576(%0)\n\t"
+			 "vmovdqu %%ymm10, 640(%0)\n\t"
+			 "vmovdqu %%ymm11, 704(%0)\n\t"
+			 "vmovdqu %%ymm12, 768(%0)\n\t"
+			 "vmovdqu %%ymm13, 832(%0)\n\t"
+			 "vmovdqu %%ymm14, 896(%0)\n\t"
+			 "vmovdqu %%ymm15, 960(%0)\n\t"
+			 "jmp 2f\n"
+			 "1:\n\t"
 			 "vmovdqu64 %%zmm0, 0(%0)\n\t"
 			 "vmovdqu64 %%zmm1, 64(%0)\n\t"
 			 "vmovdqu64 %%zmm2, 128(%0)\n\t"
@@ -70,8 +94,9 @@ __attribute__((noinline)) int vreg_hits(const uint8_t *words, size_t n)
 			 "vmovdqu64 %%zmm28, 1792(%0)\n\t"
 			 "vmovdqu64 %%zmm29, 1856(%0)\n\t"
 			 "vmovdqu64 %%zmm30, 1920(%0)\n\t"
-			 "vmovdqu64 %%zmm31, 1984(%0)\n\t"
-			 : : "r"(vregs) : "memory");
+			 "vmovdqu64 %%zmm31, 1984(%0)\n"
+			 "2:"
+			 : : "r"(vregs), "r"(zmm) : "memory");
 	for (size_t i = 0; i < 32 * 16; i++)
 		for (size_t k = 0; k < n; k++)
 			hits += vregs[i] == ((uint32_t)v[4 * k] |
