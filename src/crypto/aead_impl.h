@@ -78,6 +78,10 @@ struct aead_impl {
 	 * with -ENOTSUP and auto mode skips it. */
 	bool (*supported)(void);
 	const char *needs;
+	/* Our own code: a library backend of the same cipher that it must
+	 * agree with before its first use (aead_impl_selftest); NULL for
+	 * the library backends themselves. */
+	const struct aead_impl *reference;
 };
 
 /* The loops a backend's seal_run / open_run are made of: called with the
@@ -244,6 +248,14 @@ extern const struct aead_impl aead_gcm_vaes_avx2;
 extern const struct aead_impl aead_siv_ossl, aead_siv_gcry;
 extern const struct aead_impl aead_xchacha_ossl, aead_xchacha_gcry;
 extern const struct aead_impl aead_xchacha_avx512;
+
+/* 0 when impl (which has a reference) seals a set of messages and block
+ * runs of lengths that take every path of vector code (empty, one byte,
+ * part of a vector, whole blocks, a tail) exactly as its reference does,
+ * opens them again and refuses each with one bit flipped; -EIO otherwise
+ * (-ENOMEM, -ENOTSUP from creating the contexts). aead_impl_supported runs
+ * it once per backend and process and leaves a backend that fails out. */
+int aead_impl_selftest(const struct aead_impl *impl);
 
 /* Test hooks of the AVX-512 XChaCha20-Poly1305 code (-ENOTSUP on CPUs
  * without it): RFC 8439 Poly1305 of any message (§2.5), and the

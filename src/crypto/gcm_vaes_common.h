@@ -323,6 +323,7 @@ INLINE vec aes_x1(const struct vctx *c, vec b)
 		.open_run = vaes_open_run,                                  \
 		.supported = cpu_ok,                                        \
 		.needs = (needs_what),                                      \
+		.reference = &aead_gcm_ossl,                                \
 	}
 
 #endif

@@ -907,6 +907,7 @@ const struct aead_impl aead_xchacha_avx512 = {
 	.open_run = xc5_open_run,
 	.supported = cpu_ok,
 	.needs = "AVX-512 IFMA",
+	.reference = &aead_xchacha_ossl,
 };
 
 /* ---- test hooks ---------------------------------------------------------- */

@@ -850,6 +850,95 @@ TEST(open_too_long_zeroes_output)
 	aead_free(a);
 }
 
+/* ---- the self-test of our own backends ---------------------------------- */
+
+/* Fakes: OpenSSL's AES-GCM with one defect each, posing as our own code
+ * with OpenSSL's as the reference. */
+static int bad_seal_full_block(void *ctx, uint8_t *body, const uint8_t *nonce,
+			       const uint8_t *pt, size_t ptlen,
+			       const uint8_t *aad, size_t aadlen)
+{
+	int rc = aead_gcm_ossl.seal(ctx, body, nonce, pt, ptlen, aad, aadlen);
+
+	if (ptlen == 4096)
+		body[4000] ^= 1; /* wrong in one byte of whole blocks only */
+	return rc;
+}
+
+static int bad_open_accepts(void *ctx, uint8_t *pt, const uint8_t *nonce,
+			    const uint8_t *body, size_t bodylen,
+			    const uint8_t *aad, size_t aadlen)
+{
+	aead_gcm_ossl.open(ctx, pt, nonce, body, bodylen, aad, aadlen);
+	return 0; /* never says a message was tampered with */
+}
+
+static int bad_seal_run_last(void *ctx, const struct aead_run *r)
+{
+	int rc = aead_gcm_ossl.seal_run(ctx, r);
+
+	r->cipher_out[(r->n - 1) * r->cbs + 20] ^= 0x80; /* the short block */
+	return rc;
+}
+
+TEST(own_backends_pass_their_self_test)
+{
+	size_t own = 0;
+
+	for (size_t k = 0; k < aead_impl_count_all(); k++) {
+		const struct aead_impl *im = aead_impl_at_all(k);
+
+		if (!im->reference)
+			continue;
+		own++;
+		/* on a CPU without the instructions the contexts cannot be
+		 * made; with them, the backend must agree and be listed */
+		if (im->supported && !im->supported()) {
+			ASSERT_INT_EQ(aead_impl_selftest(im), -ENOTSUP);
+			continue;
+		}
+		ASSERT_INT_EQ(aead_impl_selftest(im), 0);
+		ASSERT(aead_impl_supported(im, NULL));
+	}
+	ASSERT_INT_EQ(own, 3); /* VAES (AVX-512, AVX2), XChaCha AVX-512 */
+	/* the library backends have none and need none */
+	ASSERT_INT_EQ(aead_impl_selftest(&aead_gcm_ossl), -EINVAL);
+}
+
+TEST(self_test_refuses_a_wrong_backend)
+{
+	struct aead_impl fake = aead_gcm_ossl;
+	const char *needs = NULL;
+	struct aead *a = NULL;
+	uint8_t key[32] = { 3 };
+
+	fake.name = "AES-GCM-256-fake";
+	fake.reference = &aead_gcm_ossl;
+	/* the fake as it is: OpenSSL agrees with itself */
+	ASSERT_INT_EQ(aead_impl_selftest(&fake), 0);
+	ASSERT(aead_impl_supported(&fake, NULL));
+
+	fake.seal = bad_seal_full_block;
+	ASSERT_INT_EQ(aead_impl_selftest(&fake), -EIO);
+	ASSERT(!aead_impl_supported(&fake, &needs));
+	ASSERT(needs && strcmp(needs, "a passing self-test") == 0);
+	ASSERT_INT_EQ(aead_new(&a, &fake, key, 32), -ENOTSUP);
+	ASSERT(a == NULL);
+
+	fake.seal = aead_gcm_ossl.seal;
+	fake.open = bad_open_accepts;
+	ASSERT_INT_EQ(aead_impl_selftest(&fake), -EIO);
+
+	fake.open = aead_gcm_ossl.open;
+	fake.seal_run = bad_seal_run_last;
+	ASSERT_INT_EQ(aead_impl_selftest(&fake), -EIO);
+
+	/* a reference of another cipher is no reference */
+	fake.seal_run = aead_gcm_ossl.seal_run;
+	fake.reference = &aead_xchacha_ossl;
+	ASSERT_INT_EQ(aead_impl_selftest(&fake), -EINVAL);
+}
+
 RUN_TESTS(T(vectors_all_implementations), T(kat_hchacha20), T(kat_rfc5297_siv),
 	  T(kat_xchacha20_poly1305), T(kat_gcm_iv128), T(tamper_every_byte),
 	  T(holes_and_zero_nonces), T(bad_block_inside_run),
@@ -857,4 +946,6 @@ RUN_TESTS(T(vectors_all_implementations), T(kat_hchacha20), T(kat_rfc5297_siv),
 	  T(parallel_matches_inline), T(threads_share_instance),
 	  T(fork_fresh_nonces), T(registry_and_auto),
 	  T(backends_refuse_what_their_algorithm_cannot_take),
-	  T(open_too_long_zeroes_output))
+	  T(open_too_long_zeroes_output),
+	  T(own_backends_pass_their_self_test),
+	  T(self_test_refuses_a_wrong_backend))
