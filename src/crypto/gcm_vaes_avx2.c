@@ -4,9 +4,10 @@
  * VAES and VPCLMULQDQ but without AVX-512 (AMD Zen 3, Intel Alder Lake and
  * later client cores): the algorithm of gcm_vaes.c over 256-bit vectors of
  * two blocks, sixteen registers and no byte masks. The field arithmetic,
- * key schedule and J0 are shared with it (gcm_vaes_common.h); what differs
- * is the vector width and the tail, which goes through a zero-padded copy
- * on the stack (wiped with the rest of the frame by the entry points).
+ * key schedule, J0, AES and CTR are shared with it (gcm_vaes_common.h,
+ * gcm_vaes_ctr.h); what is its own: the vector macros, GHASH of a step
+ * with Karatsuba, and the tails, which go through a zero-padded copy on
+ * the stack (wiped with the rest of the frame by the entry points).
  */
 #include "crypto/aead_impl.h"
 
