@@ -75,7 +75,11 @@ static int try_enc(const char *enc, void *arg)
 	struct candidate *c = arg;
 	struct stat st;
 
-	if (strlen(enc) >= sizeof(c->hit->stored) || names_is_long(enc) ||
+	/* "." and "..": the suffix stripped from ". GOCRYPTFS_BAD_NAME" would
+	 * otherwise name this directory or its parent, outside the cipherdir
+	 * at its root */
+	if (!strcmp(enc, ".") || !strcmp(enc, "..") ||
+	    strlen(enc) >= sizeof(c->hit->stored) || names_is_long(enc) ||
 	    names_is_internal(c->fs->names, enc, c->is_root) ||
 	    fstatat(c->dfd, enc, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !shows_as(c, enc))

@@ -165,9 +165,12 @@ static int enc_name(struct fs *fs, struct inode *dir, int dfd,
 	if (rc)
 		return rc;
 	rc = enc_name_iv(fs, iv, name, dn);
-	if (rc || !badname_wanted(fs, name))
-		return rc;
-	return enc_badname(fs, dir, dfd, iv, name, dn);
+	if (!rc && badname_wanted(fs, name))
+		rc = enc_badname(fs, dir, dfd, iv, name, dn);
+	/* whatever the name, never this directory or its parent */
+	if (!rc && (!strcmp(dn->stored, ".") || !strcmp(dn->stored, "..")))
+		rc = -ENOENT;
+	return rc;
 }
 
 static void sidecar_path(const struct dname *dn, char *out, size_t cap)

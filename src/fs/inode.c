@@ -888,6 +888,10 @@ again:
 			rc = -ESTALE;
 			break;
 		}
+		if (n > fs->count) {
+			rc = -ELOOP; /* a cycle: more links than inodes */
+			break;
+		}
 		if (n == cap) {
 			rc = -E2BIG; /* grow outside the lock, walk again */
 			break;

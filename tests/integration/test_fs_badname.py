@@ -286,3 +286,38 @@ def test_badname_rescue_like_gocryptfs(damaged, mounter, gocryptfs,
     h = s["hello"]
     assert h + " (1)" not in _backing(c) and h + ".bak" not in _backing(c)
     assert "garbage name!!" not in _backing(c)
+
+
+@pytest.mark.parametrize("names", [[], ["-deterministic-names"]])
+@pytest.mark.parametrize("pattern", ["*", ".*", "?"])
+def test_badname_never_names_dot_or_dotdot(mounter, tmp_path, names,
+                                           pattern):
+    """". GOCRYPTFS_BAD_NAME" and ".. GOCRYPTFS_BAD_NAME" are only names:
+    with a pattern that matches "." or "..", stripping the suffix must
+    not reach this directory or its parent (at the root: the directory
+    that holds the cipherdir, outside it), in the root and below, and
+    what a user does through them changes nothing outside."""
+    c = mounter.init(["-gcm"] + names)
+    outside = os.path.dirname(c)
+    os.chmod(outside, 0o755)
+    mode = os.stat(outside).st_mode
+    m = mounter.mount(c, args=["-passfile", mounter.passfile,
+                               "-badname", pattern])
+    os.makedirs(m.p("a", "b"))
+    write_file(m.p("a", "b", "f"), b"f")
+    for d in ([], ["a"], ["a", "b"]):
+        for dots in (".", ".."):
+            p = m.p(*d, dots + SUFFIX)
+            util.expect_errno(errno.ENOENT, os.stat, p)
+            util.expect_errno(errno.ENOENT, os.chmod, p, 0o700)
+            util.expect_errno(errno.ENOENT, os.listdir, p)
+            util.expect_errno(errno.ENOENT, os.mkdir,
+                              os.path.join(p, "x"))
+            util.expect_errno(errno.ENOENT, os.stat,
+                              os.path.join(p, dots + SUFFIX))
+    assert os.stat(outside).st_mode == mode
+    # the tree is whole and still usable
+    os.mkdir(m.p("a", "b", "c"))
+    assert sorted(os.listdir(m.p("a", "b"))) == ["c", "f"]
+    assert read_file(m.p("a", "b", "f")) == b"f"
+    assert sorted(os.listdir(m.p())) == ["a"]
