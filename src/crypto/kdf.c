@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libscrypt.h>
@@ -150,4 +151,51 @@ int kdf_sha256_2(uint8_t out[static 32], const uint8_t *a, size_t alen,
 		log_err("sha256 failed");
 	EVP_MD_CTX_free(ctx);
 	return rc;
+}
+
+struct kdf_sha256_ctx {
+	EVP_MD_CTX *md;
+};
+
+struct kdf_sha256_ctx *kdf_sha256_begin(void)
+{
+	struct kdf_sha256_ctx *c = malloc(sizeof(*c));
+
+	pthread_once(&md_once, md_fetch);
+	if (!c)
+		return NULL;
+	c->md = EVP_MD_CTX_new();
+	if (!c->md || !md_sha256 ||
+	    EVP_DigestInit_ex(c->md, md_sha256, NULL) != 1) {
+		kdf_sha256_end(c);
+		return NULL;
+	}
+	return c;
+}
+
+int kdf_sha256_add(struct kdf_sha256_ctx *c, const void *p, size_t n)
+{
+	return EVP_DigestUpdate(c->md, p, n) == 1 ? 0 : -EIO;
+}
+
+int kdf_sha256_peek(struct kdf_sha256_ctx *c, uint8_t out[static 32],
+		    const void *tail, size_t tlen)
+{
+	EVP_MD_CTX *t = EVP_MD_CTX_new();
+	int rc = -EIO;
+
+	if (t && EVP_MD_CTX_copy_ex(t, c->md) == 1 &&
+	    EVP_DigestUpdate(t, tail, tlen) == 1 &&
+	    EVP_DigestFinal_ex(t, out, NULL) == 1)
+		rc = 0;
+	EVP_MD_CTX_free(t);
+	return rc;
+}
+
+void kdf_sha256_end(struct kdf_sha256_ctx *c)
+{
+	if (c) {
+		EVP_MD_CTX_free(c->md);
+		free(c);
+	}
 }

@@ -36,4 +36,14 @@ int kdf_sha256(uint8_t out[static 32], const uint8_t *in, size_t len);
 int kdf_sha256_2(uint8_t out[static 32], const uint8_t *a, size_t alen,
 		 const uint8_t *b, size_t blen);
 
+/* SHA-256 fed piece by piece; peek gives the digest of what was added
+ * followed by tail, leaving the context as it was. begin returns NULL
+ * when out of memory; end frees (NULL is a no-op). */
+struct kdf_sha256_ctx;
+struct kdf_sha256_ctx *kdf_sha256_begin(void);
+int kdf_sha256_add(struct kdf_sha256_ctx *c, const void *p, size_t n);
+int kdf_sha256_peek(struct kdf_sha256_ctx *c, uint8_t out[static 32],
+		    const void *tail, size_t tlen);
+void kdf_sha256_end(struct kdf_sha256_ctx *c);
+
 #endif

@@ -15,6 +15,7 @@
 #include "crypto/kdf.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,6 +335,59 @@ int names_pathiv(uint8_t out[static NAMES_DIRIV_LEN], const char *path,
 	if (!rc)
 		memcpy(out, h, NAMES_DIRIV_LEN);
 	return rc;
+}
+
+struct names_pathiv_ctx {
+	struct kdf_sha256_ctx *h;
+	bool empty;
+};
+
+struct names_pathiv_ctx *names_pathiv_begin(const char *path, size_t len)
+{
+	struct names_pathiv_ctx *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->h = kdf_sha256_begin();
+	c->empty = len == 0;
+	if (!c->h || kdf_sha256_add(c->h, path, len)) {
+		names_pathiv_end(c);
+		return NULL;
+	}
+	return c;
+}
+
+int names_pathiv_add(struct names_pathiv_ctx *c, const char *name)
+{
+	if (!c->empty && kdf_sha256_add(c->h, "/", 1))
+		return -EIO;
+	c->empty = false;
+	return kdf_sha256_add(c->h, name, strlen(name));
+}
+
+int names_pathiv_get(struct names_pathiv_ctx *c,
+		     uint8_t out[static NAMES_DIRIV_LEN], const char *purpose)
+{
+	uint8_t tail[1 + 16], h[32];
+	size_t plen = strlen(purpose);
+
+	/* spec §5.2, as names_pathiv */
+	if (plen > sizeof(tail) - 1)
+		return -EINVAL;
+	tail[0] = 0;
+	memcpy(tail + 1, purpose, plen);
+	if (kdf_sha256_peek(c->h, h, tail, plen + 1))
+		return -EIO;
+	memcpy(out, h, NAMES_DIRIV_LEN);
+	return 0;
+}
+
+void names_pathiv_end(struct names_pathiv_ctx *c)
+{
+	if (c) {
+		kdf_sha256_end(c->h);
+		free(c);
+	}
 }
 
 int names_decrypt_symlink(const struct names *n, const char *stored,

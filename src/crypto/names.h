@@ -149,4 +149,15 @@ int names_decrypt_xattr_value(const struct names *n, uint8_t *out,
 int names_pathiv(uint8_t out[static NAMES_DIRIV_LEN], const char *path,
 		 size_t len, const char *purpose);
 
+/* The same for a path built a component at a time (reverse mode's walk
+ * down a deep chain): begin with a path, add components ("/" and the
+ * name; no "/" while the path is empty), get the IV of the path so far.
+ * Each step costs the component's length, not the path's. */
+struct names_pathiv_ctx;
+struct names_pathiv_ctx *names_pathiv_begin(const char *path, size_t len);
+int names_pathiv_add(struct names_pathiv_ctx *c, const char *name);
+int names_pathiv_get(struct names_pathiv_ctx *c,
+		     uint8_t out[static NAMES_DIRIV_LEN], const char *purpose);
+void names_pathiv_end(struct names_pathiv_ctx *c);
+
 #endif

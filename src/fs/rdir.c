@@ -122,80 +122,190 @@ static char *buf_dup(const char *buf)
 	return d;
 }
 
+/* A directory keeps its paths (for the next lookup in it) only while they
+ * are at most this long together: a chain of directories thousands deep
+ * would otherwise keep memory growing with the square of its depth. */
+#define RPATH_CACHE_MAX 16384
+
+/* One directory on the way down from the nearest one whose paths are
+ * known: its location (parent pinned) and its inode. */
+struct rstep {
+	struct loc l;
+	struct inode *in;
+};
+
+/* Appends "/" (unless s is empty) and name to the string s of *len bytes
+ * in a buffer of *cap. */
+static int str_append(char **s, size_t *len, size_t *cap, const char *name)
+{
+	size_t n = strlen(name), need = *len + 1 + n + 1;
+	char *p;
+
+	if (need > *cap) {
+		size_t c = *cap ? *cap : 256;
+
+		while (c < need)
+			c *= 2;
+		p = realloc(*s, c);
+		if (!p)
+			return -ENOMEM;
+		*s = p;
+		*cap = c;
+	}
+	if (*len)
+		(*s)[(*len)++] = '/';
+	memcpy(*s + *len, name, n + 1);
+	*len += n;
+	return 0;
+}
+
+/* "plain\0cipher\0" of the two strings. */
+static char *buf_join(const char *plain, size_t plen, const char *cipher,
+		      size_t clen)
+{
+	char *d = malloc(plen + 1 + clen + 1);
+
+	if (d) {
+		memcpy(d, plain, plen);
+		d[plen] = '\0';
+		memcpy(d + plen + 1, cipher, clen);
+		d[plen + 1 + clen] = '\0';
+	}
+	return d;
+}
+
+/* Iterative at any depth: walk up to the root or the nearest directory
+ * whose paths are cached, then down again, encrypting each name under
+ * its parent's IV and deriving each directory's IV from its cipher path
+ * (spec §5.3), caching what is short enough on the way. */
 int rpath_get(struct fs *fs, struct inode *dir, struct rpath *rp)
 {
 	char stored[RFS_VNAME_MAX], cname[NAMES_MAX_CNAME];
-	struct rpath up = { 0 };
+	struct rstep *steps = NULL, *ns;
+	struct names_pathiv_ctx *ph = NULL;
+	struct inode *cur = dir;
+	size_t n = 0, scap = 0, plen, clen, pcap, ccap, i;
+	char *top = NULL, *plain = NULL, *cipher = NULL, *copy;
 	uint8_t iv[NAMES_DIRIV_LEN];
-	struct loc l = { 0 };
 	unsigned gen;
-	char *buf = NULL, *copy;
-	size_t nlen, slen;
-	int rc;
+	int rc = 0;
 
 	memset(rp, 0, sizeof(*rp));
-	if (dir == &fs->root) {
-		buf = calloc(1, 2);
-		if (!buf)
-			return -ENOMEM;
-		rpath_set(rp, buf, rfs_of(fs)->root_iv);
-		return 0;
-	}
+	/* paths computed from a snapshot older than a rename are not kept */
 	pthread_mutex_lock(&fs->lock);
 	gen = fs->path_gen;
-	if (dir->rpath && dir->rgen == gen) {
-		buf = buf_dup(dir->rpath);
-		memcpy(iv, dir->iv, sizeof(iv));
-	}
 	pthread_mutex_unlock(&fs->lock);
-	if (buf) {
-		rpath_set(rp, buf, iv);
-		return 0;
+	for (;;) {
+		if (cur == &fs->root) {
+			top = calloc(1, 2);
+			memcpy(iv, rfs_of(fs)->root_iv, sizeof(iv));
+			if (!top)
+				rc = -ENOMEM;
+			break;
+		}
+		pthread_mutex_lock(&fs->lock);
+		if (cur->rpath && cur->rgen == fs->path_gen) {
+			top = buf_dup(cur->rpath);
+			memcpy(iv, cur->iv, sizeof(iv));
+			if (!top)
+				rc = -ENOMEM;
+		} else if (n > fs->count) {
+			rc = -ELOOP; /* more steps than inodes: a cycle */
+		}
+		pthread_mutex_unlock(&fs->lock);
+		if (top || rc)
+			break;
+		if (n == scap) {
+			scap = scap ? 2 * scap : 16;
+			ns = realloc(steps, scap * sizeof(*steps));
+			if (!ns) {
+				rc = -ENOMEM;
+				break;
+			}
+			steps = ns;
+		}
+		rc = loc_get(fs, cur, &steps[n].l);
+		if (rc)
+			break;
+		steps[n].in = cur;
+		cur = steps[n++].l.parent;
 	}
-	rc = loc_get(fs, dir, &l);
-	if (rc)
-		return rc;
-	rc = rpath_get(fs, l.parent, &up);
 	if (rc)
 		goto out;
-	rc = rname_encrypt(fs, l.parent, up.iv, l.name, stored, cname);
-	if (rc < 0)
+	if (!n) {
+		rpath_set(rp, top, iv);
+		top = NULL;
 		goto out;
-	nlen = strlen(l.name);
-	slen = strlen(stored);
-	buf = malloc(up.plen + 1 + nlen + 1 + up.clen + 1 + slen + 1);
-	if (!buf) {
+	}
+	/* top is "plain\0cipher\0": take the two strings over */
+	plen = strlen(top);
+	clen = strlen(top + plen + 1);
+	pcap = plen + 1;
+	ccap = clen + 1;
+	cipher = malloc(ccap);
+	if (!cipher) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	sprintf(buf, "%s%s%s", up.plain, up.plen ? "/" : "", l.name);
-	sprintf(buf + strlen(buf) + 1, "%s%s%s", up.cipher,
-		up.clen ? "/" : "", stored);
-	rpath_set(rp, buf, zero_iv);
-	/* spec §5.3: the IV of a directory is derived from its cipher path */
+	memcpy(cipher, top + plen + 1, clen + 1);
+	plain = top;
+	top = NULL;
 	if (has_diriv(fs)) {
-		rc = names_pathiv(rp->iv, rp->cipher, rp->clen,
-				  NAMES_PATHIV_DIRIV);
-		if (rc) {
-			rpath_put(rp);
+		ph = names_pathiv_begin(cipher, clen);
+		if (!ph) {
+			rc = -ENOMEM;
 			goto out;
 		}
 	}
-	copy = buf_dup(buf);
-	pthread_mutex_lock(&fs->lock);
-	if (copy && fs->path_gen == gen) {
-		free(dir->rpath);
-		dir->rpath = copy;
-		dir->rgen = gen;
-		memcpy(dir->iv, rp->iv, sizeof(dir->iv));
-		copy = NULL;
+	for (i = n; i-- > 0;) {
+		rc = rname_encrypt(fs, steps[i].l.parent, iv, steps[i].l.name,
+				   stored, cname);
+		if (rc < 0)
+			goto out;
+		rc = str_append(&plain, &plen, &pcap, steps[i].l.name);
+		if (!rc)
+			rc = str_append(&cipher, &clen, &ccap, stored);
+		if (rc)
+			goto out;
+		memcpy(iv, zero_iv, sizeof(iv));
+		if (ph) {
+			rc = names_pathiv_add(ph, stored);
+			if (!rc)
+				rc = names_pathiv_get(ph, iv,
+						      NAMES_PATHIV_DIRIV);
+			if (rc)
+				goto out;
+		}
+		if (plen + clen + 2 > RPATH_CACHE_MAX)
+			continue;
+		copy = buf_join(plain, plen, cipher, clen);
+		pthread_mutex_lock(&fs->lock);
+		if (copy && fs->path_gen == gen) {
+			free(steps[i].in->rpath);
+			steps[i].in->rpath = copy;
+			steps[i].in->rgen = gen;
+			memcpy(steps[i].in->iv, iv, sizeof(iv));
+			copy = NULL;
+		}
+		pthread_mutex_unlock(&fs->lock);
+		free(copy);
 	}
-	pthread_mutex_unlock(&fs->lock);
-	free(copy);
+	top = buf_join(plain, plen, cipher, clen);
+	if (!top) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rpath_set(rp, top, iv);
+	top = NULL;
 	rc = 0;
 out:
-	rpath_put(&up);
-	loc_put(fs, &l);
+	for (i = 0; i < n; i++)
+		loc_put(fs, &steps[i].l);
+	free(steps);
+	free(top);
+	free(plain);
+	free(cipher);
+	names_pathiv_end(ph);
 	return rc;
 }
 

@@ -667,3 +667,74 @@ def test_ctlsock_same_as_gocryptfs(mounter, gocryptfs, tmp_path, variant):
                                     got[0] + "/x", "gocryptfs.longname.AAAA"]
     dec = [_xray(s, "-decrypt-paths", back) for s in (vs, gs)]
     assert dec[0] == dec[1], (dec[0], dec[1])
+
+
+def test_deep_chain_after_a_rename(mounter, tmp_path):
+    """A chain of directories far deeper than any path (1,500 levels,
+    made and walked through directory fds) under a reverse view whose
+    daemon's threads have 512 KiB stacks: after a rename near the top
+    makes every remembered path stale, a listing at the bottom derives
+    the whole chain's paths again -- once one stack frame per level, which
+    overflowed the stack and killed the daemon. Now the listing works,
+    and so does the rest of the view."""
+    depth = 1500
+    plain = str(tmp_path / "plain")
+    _init_reverse(mounter, plain, [])
+    fd = os.open(plain, os.O_RDONLY | os.O_DIRECTORY)
+    top = fd
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        nfd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        if fd != top:
+            os.close(fd)
+        fd = nfd
+    wfd = os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(wfd, b"bottom")
+    os.close(wfd)
+    os.close(fd)
+    os.close(top)
+    wrapper = tmp_path / "veilfs-small-stack"
+    wrapper.write_text("#!/bin/sh\nulimit -s 512\nexec %s \"$@\"\n"
+                       % util.VEILFS_BIN)
+    wrapper.chmod(0o755)
+    m = _rmount(mounter, plain, binary=str(wrapper))
+    fds = [os.open(m.mnt, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(depth):
+            names = [n for n in os.listdir(fds[-1])
+                     if not n.startswith("gocryptfs.")]
+            assert len(names) == 1, names
+            fds.append(os.open(names[0], os.O_RDONLY | os.O_DIRECTORY,
+                               dir_fd=fds[-1]))
+        bottom = [n for n in os.listdir(fds[-1]) if n != "gocryptfs.diriv"]
+        assert len(bottom) == 1
+        os.rename(os.path.join(plain, "d"), os.path.join(plain, "e"))
+        assert len(os.listdir(m.mnt)) >= 2  # the new name, looked up
+        again = [n for n in os.listdir(fds[-1]) if n != "gocryptfs.diriv"]
+        assert len(again) == 1
+        st = os.stat(again[0], dir_fd=fds[-1])
+        assert st.st_size > len(b"bottom")  # header, nonce, tag
+        assert m.proc.poll() is None
+        assert "gocryptfs.conf" in os.listdir(m.mnt)
+    finally:
+        for f in reversed(fds):
+            os.close(f)
+        _remove_chain(plain, depth)
+
+
+def _remove_chain(plain, depth):
+    """Remove the chain of test_deep_chain_after_a_rename bottom-up
+    through fds (pytest's own cleanup recurses once per level in
+    Python and gives up at 1,000)."""
+    first = "e" if os.path.exists(os.path.join(plain, "e")) else "d"
+    fds = [os.open(plain, os.O_RDONLY | os.O_DIRECTORY)]
+    name = first
+    for _ in range(depth):
+        fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY,
+                           dir_fd=fds[-1]))
+        name = "d"
+    os.unlink("f", dir_fd=fds[-1])
+    for i in range(len(fds) - 1, 0, -1):
+        os.close(fds[i])
+        os.rmdir("d" if i > 1 else first, dir_fd=fds[i - 1])
+    os.close(fds[0])

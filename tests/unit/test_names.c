@@ -846,6 +846,49 @@ static int bad_find(const char *enc, void *arg)
 	return strcmp(enc, f->want) == 0;
 }
 
+/* The path IV built a component at a time (reverse mode's deep walks)
+ * equals the IV of the whole path, from an empty start and from a
+ * non-empty one, for every purpose, at every step. */
+TEST(pathiv_by_components)
+{
+	static const char *const parts[] = { "a", "bb", "x y", "0123456789",
+					     "-_", "long" };
+	static const char *const purposes[] = { NAMES_PATHIV_DIRIV,
+						NAMES_PATHIV_FILEID,
+						NAMES_PATHIV_BLOCK0 };
+	char path[256];
+
+	for (int start = 0; start < 2; start++) {
+		const char *first = start ? "top/dir" : "";
+		struct names_pathiv_ctx *c =
+			names_pathiv_begin(first, strlen(first));
+
+		ASSERT(c != NULL);
+		snprintf(path, sizeof(path), "%s", first);
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			size_t l = strlen(path);
+
+			snprintf(path + l, sizeof(path) - l, "%s%s",
+				 l ? "/" : "", parts[i]);
+			ASSERT_INT_EQ(names_pathiv_add(c, parts[i]), 0);
+			for (size_t k = 0; k < 3; k++) {
+				uint8_t want[NAMES_DIRIV_LEN];
+				uint8_t got[NAMES_DIRIV_LEN];
+
+				ASSERT_INT_EQ(names_pathiv(want, path,
+							   strlen(path),
+							   purposes[k]), 0);
+				ASSERT_INT_EQ(names_pathiv_get(c, got,
+							       purposes[k]),
+					      0);
+				ASSERT_MEM_EQ(got, want, sizeof(want));
+			}
+		}
+		names_pathiv_end(c);
+	}
+	names_pathiv_end(NULL);
+}
+
 /* -badname display names (spec §4.6) and their way back. */
 TEST(badname)
 {
@@ -908,4 +951,5 @@ RUN_TESTS(T(vectors_every_variant), T(spec_examples),
 	  T(decrypt_rejects_bad_base64), T(encrypt_checks_and_length_table),
 	  T(long_name_threshold), T(listing_filter),
 	  T(deterministic_and_plaintext_modes), T(xattr_names),
-	  T(symlink_edge_cases), T(threads), T(valid_plain), T(badname))
+	  T(symlink_edge_cases), T(threads), T(valid_plain), T(badname),
+	  T(pathiv_by_components))
