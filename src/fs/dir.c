@@ -40,7 +40,7 @@ static int read_small(int dfd, const char *name, uint8_t *buf, size_t cap,
 	size_t done = 0;
 	int fd, rc = 0;
 
-	fd = open_regular_at(dfd, name, O_RDONLY, NULL);
+	fd = open_regular_checked_at(dfd, name, O_RDONLY, NULL);
 	if (fd < 0)
 		return fd;
 	while (done < cap) {

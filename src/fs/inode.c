@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -742,6 +743,49 @@ int open_regular_at(int dfd, const char *name, int flags, struct stat *st)
 		close(fd);
 		return rc;
 	}
+	return fd;
+}
+
+int open_regular_checked_at(int dfd, const char *name, int flags,
+			    struct stat *st)
+{
+	char proc[40];
+	struct stat sb, got;
+	int pfd, fd;
+
+	if (!st)
+		st = &sb;
+	/* O_PATH opens nothing: no driver's open runs, no FIFO waits */
+	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) < 0) {
+		fd = -errno;
+		close(pfd);
+		return fd;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(pfd);
+		return -EIO;
+	}
+	/* the very inode pfd holds, whatever the name is by now */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, (flags & ~O_CREAT) | O_NONBLOCK | O_NOCTTY |
+				O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) /* no /proc: by name, as before */
+		fd = openat(dfd, name, flags | O_NONBLOCK | O_NOCTTY |
+					       O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &got) < 0 || !S_ISREG(got.st_mode) ||
+	    got.st_dev != st->st_dev || got.st_ino != st->st_ino ||
+	    (!(flags & O_NONBLOCK) &&
+	     fcntl(fd, F_SETFL, flags & ~O_NONBLOCK & ~O_ACCMODE) < 0)) {
+		close(fd);
+		return -EIO;
+	}
+	*st = got;
 	return fd;
 }
 

@@ -299,6 +299,14 @@ void dirfd_drop(struct fs *fs, struct inode *in);
  * without O_NONBLOCK unless flags has it. st (may be NULL) gets its stat.
  * Returns the fd or a negative errno. */
 int open_regular_at(int dfd, const char *name, int flags, struct stat *st);
+/* The same without opening anything but a regular file, not even for a
+ * moment: an O_PATH descriptor is checked first and the file opened
+ * through it (/proc/self/fd). A device node put where a small file of
+ * ours (gocryptfs.diriv, a .name sidecar) should be would otherwise be
+ * opened, and a driver's open can act. Two syscalls more: for files
+ * opened by name without a lookup first. */
+int open_regular_checked_at(int dfd, const char *name, int flags,
+			    struct stat *st);
 
 /* Open in's backing object relative to its parent with flags | O_NOFOLLOW |
  * O_CLOEXEC and check that it is still (dev, ino); unless flags has O_PATH,

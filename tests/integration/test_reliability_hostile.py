@@ -17,6 +17,7 @@ hang guard, so that a regression fails the test instead of hanging it.
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -341,3 +342,53 @@ def test_undecryptable_entries_log_one_line_per_listing(mounter):
     assert len(lines) == 3, lines[:5]
     assert all("hiding 5001 entries" in ln for ln in lines), lines
     mounter.unmount(m)
+
+
+def _open_watch(path):
+    """An inotify fd reporting every open of path (IN_OPEN)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    ifd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert ifd >= 0
+    assert libc.inotify_add_watch(ifd, path.encode(), 0x20) >= 0
+    return ifd
+
+
+def _opened(ifd):
+    try:
+        return len(os.read(ifd, 4096)) > 0
+    except BlockingIOError:
+        return False
+
+
+def test_device_nodes_never_opened(mounter):
+    """A device node (here 1:3, /dev/null, whose open has no effect but
+    is seen by inotify) in place of a directory's gocryptfs.diriv or of a
+    long name's .name sidecar: the daemon refuses it without ever opening
+    it -- a driver's open can act (allocate a terminal, rewind a tape, arm
+    a watchdog) -- and the listing fails or hides the name as for any
+    other bad file."""
+    c, enc = prepare(mounter)
+    sub = os.path.join(c, enc)
+    diriv = os.path.join(sub, "gocryptfs.diriv")
+    side = [os.path.join(sub, n) for n in os.listdir(sub)
+            if n.endswith(".name")][0]
+    with open(diriv, "rb") as f:
+        iv = f.read()
+
+    def check(node, want_listing):
+        os.unlink(node)
+        os.mknod(node, 0o444 | stat.S_IFCHR, os.makedev(1, 3))
+        ifd = _open_watch(node)
+        try:
+            m = mounter.mount(c)
+            assert guarded(listing(m.p("sub"))) == want_listing
+            assert not _opened(ifd), "the daemon opened the device node"
+            mounter.unmount(m)
+        finally:
+            os.close(ifd)
+
+    check(diriv, "errno 5")
+    os.unlink(diriv)
+    write_file(diriv, iv, 0o444)
+    check(side, "['f']")
