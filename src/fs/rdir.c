@@ -361,15 +361,119 @@ bool rdir_is_conf(struct fs *fs, const struct inode *in)
 /* The entry of directory dfd whose view name is the long name want; its
  * backing name goes to name (INODE_NAME_MAX). dir: the directory's inode,
  * or NULL if not the root. Returns 0 or -ENOENT. */
+/* Long names find_long remembers of one directory, at most (about 20 MiB
+ * of names); a larger directory is scanned for each lookup. */
+#define LONGS_MAX 65536
+
+static int long_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rfs_long *)a)->stored,
+		      ((const struct rfs_long *)b)->stored);
+}
+
+static void longs_free(struct rfs_long *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].stored);
+	free(e);
+}
+
+void rdir_longs_fini(struct rfs *r)
+{
+	longs_free(r->longs.e, r->longs.n);
+	r->longs.e = NULL;
+	r->longs.n = 0;
+	r->longs.valid = false;
+	pthread_mutex_destroy(&r->longs.lock);
+}
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* The remembered scan is of this directory as it is now (st), under iv. */
+static bool longs_match(const struct rfs_longs *c, const struct stat *st,
+			const uint8_t *iv)
+{
+	return c->valid && c->dev == st->st_dev && c->ino == st->st_ino &&
+	       same_time(c->mtime, st->st_mtim) &&
+	       same_time(c->ctime, st->st_ctim) &&
+	       !memcmp(c->iv, iv, sizeof(c->iv));
+}
+
+static int longs_find(struct rfs *r, const struct stat *st, const uint8_t *iv,
+		      const char *want, char *name)
+{
+	struct rfs_long key = { .stored = (char *)want }, *hit;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&r->longs.lock);
+	if (longs_match(&r->longs, st, iv)) {
+		hit = bsearch(&key, r->longs.e, r->longs.n, sizeof(key),
+			      long_cmp);
+		if (hit) {
+			snprintf(name, INODE_NAME_MAX, "%s", hit->plain);
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&r->longs.lock);
+	return rc;
+}
+
+/* Adds stored -> plain to *e (n entries, cap); false when out of room or
+ * memory (the scan is then not remembered). */
+static bool longs_add(struct rfs_long **e, size_t *n, size_t *cap,
+		      const char *stored, const char *plain)
+{
+	size_t sl = strlen(stored), pl = strlen(plain);
+	struct rfs_long *ne;
+	char *s;
+
+	if (*n == LONGS_MAX)
+		return false;
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+
+		ne = realloc(*e, c * sizeof(**e));
+		if (!ne)
+			return false;
+		*e = ne;
+		*cap = c;
+	}
+	s = malloc(sl + 1 + pl + 1);
+	if (!s)
+		return false;
+	memcpy(s, stored, sl + 1);
+	memcpy(s + sl + 1, plain, pl + 1);
+	(*e)[*n].stored = s;
+	(*e)[(*n)++].plain = s + sl + 1;
+	return true;
+}
+
+/* The plain name of the hashed long name want in dir (dfd, IV iv): each
+ * plain name long enough is encrypted and hashed until one matches. A
+ * scan remembers every long name of the directory, so that looking up
+ * many of them one by one (no listing first) costs one scan, not one
+ * each; a name not remembered is looked for by a new scan, so a
+ * directory changed within its timestamps' granularity is still right
+ * (and a remembered name that is gone fails the caller's fstatat). */
 static int find_long(struct fs *fs, struct inode *dir, int dfd,
 		     const uint8_t *iv, const char *want, char *name)
 {
 	char stored[RFS_VNAME_MAX], cname[NAMES_MAX_CNAME];
 	unsigned max = names_params(fs->names)->longnamemax;
+	struct rfs *r = rfs_of(fs);
+	struct rfs_long *e = NULL;
+	size_t n = 0, cap = 0;
+	struct stat before, after;
+	bool keep = fstat(dfd, &before) == 0;
 	struct dirent *de;
 	DIR *d;
 	int rc;
 
+	if (keep && !longs_find(r, &before, iv, want, name))
+		return 0;
 	rc = fe_dir_stream(dfd, &d);
 	if (rc)
 		return rc;
@@ -378,14 +482,39 @@ static int find_long(struct fs *fs, struct inode *dir, int dfd,
 		/* only names whose encryption is long enough are hashed */
 		if (names_encrypted_len(fs->names, strlen(de->d_name)) <= max)
 			continue;
-		if (rname_encrypt(fs, dir, iv, de->d_name, stored, cname) == 1 &&
-		    !strcmp(stored, want)) {
+		if (rname_encrypt(fs, dir, iv, de->d_name, stored, cname) != 1)
+			continue;
+		if (rc && !strcmp(stored, want)) {
 			snprintf(name, INODE_NAME_MAX, "%s", de->d_name);
 			rc = 0;
-			break;
+			if (!keep)
+				break;
 		}
+		if (keep && !longs_add(&e, &n, &cap, stored, de->d_name))
+			keep = false;
 	}
 	closedir(d);
+	/* remembered only if the directory did not change meanwhile */
+	if (keep && fstat(dfd, &after) == 0 &&
+	    after.st_ino == before.st_ino &&
+	    same_time(after.st_mtim, before.st_mtim) &&
+	    same_time(after.st_ctim, before.st_ctim)) {
+		qsort(e, n, sizeof(*e), long_cmp);
+		pthread_mutex_lock(&r->longs.lock);
+		longs_free(r->longs.e, r->longs.n);
+		r->longs.e = e;
+		r->longs.n = n;
+		r->longs.valid = true;
+		r->longs.dev = before.st_dev;
+		r->longs.ino = before.st_ino;
+		r->longs.mtime = before.st_mtim;
+		r->longs.ctime = before.st_ctim;
+		memcpy(r->longs.iv, iv, sizeof(r->longs.iv));
+		pthread_mutex_unlock(&r->longs.lock);
+		e = NULL;
+		n = 0;
+	}
+	longs_free(e, n);
 	return rc;
 }
 

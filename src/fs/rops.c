@@ -397,6 +397,7 @@ static int setup(struct fs *fs, const void *arg)
 	if (o)
 		r->opt = *o;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->longs.lock, NULL);
 	fs->fe_state = r;
 	fs->ctl_ops = &rev_ctl_ops;
 	fs->ctl_arg = fs;
@@ -417,6 +418,7 @@ static void teardown(struct fs *fs)
 	if (!r)
 		return;
 	rfile_fini(fs);
+	rdir_longs_fini(r);
 	free(r->ns);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -39,6 +39,25 @@ struct rfs_ns {
 	unsigned char kind;
 };
 
+/* find_long's memory of the last directory it scanned: every long name's
+ * hashed form and plain name, sorted by the former, valid while the
+ * directory's inode, times and IV are the same. */
+struct rfs_long {
+	char *stored; /* "stored\0plain\0", malloc'ed */
+	const char *plain;
+};
+
+struct rfs_longs {
+	pthread_mutex_t lock;
+	bool valid;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime, ctime;
+	uint8_t iv[NAMES_DIRIV_LEN];
+	struct rfs_long *e;
+	size_t n;
+};
+
 struct rfs {
 	struct rfs_options opt;
 	uint8_t root_iv[NAMES_DIRIV_LEN];
@@ -50,7 +69,10 @@ struct rfs {
 	/* inode number namespaces (see rdir_ino) */
 	struct rfs_ns *ns;
 	size_t nns;
+	struct rfs_longs longs;
 };
+
+void rdir_longs_fini(struct rfs *r);
 
 /* A directory's paths and IV; release with rpath_put. */
 struct rpath {
