@@ -8,7 +8,9 @@
  * bits not checked). Writing produces byte-identical output to gocryptfs.
  */
 #include "config/conf.h"
+
 #include "common/b64.h"
+#include "common/openreg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -797,23 +799,17 @@ int conf_load(struct conf *c, const char *path, char err[static CONF_ERR_LEN])
 	struct stat st;
 	int fd, rc;
 
-	/* Whoever can write the cipherdir can put a FIFO there: open it
-	 * without waiting for a writer, and take only a regular file. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* Whoever can write the cipherdir can put a FIFO or a device node
+	 * there, or a symlink to one: only a regular file is opened. */
+	fd = openreg_at(AT_FDCWD, path, O_RDONLY, true, &st);
+	if (fd == -EFTYPE_NOTREG) {
+		seterr(err, "%s: not a regular file", path);
+		return -EINVAL;
+	}
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 		seterr(err, "open %s: %s", path, strerror(-rc));
 		return rc;
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		seterr(err, "stat %s: %s", path, strerror(-rc));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		seterr(err, "%s: not a regular file", path);
-		goto out;
 	}
 	for (;;) {
 		ssize_t n;

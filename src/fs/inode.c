@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include <fuse_lowlevel.h>
 
 #include "common/log.h"
+#include "common/openreg.h"
 #include "fs/file.h"
 #include "fs/inode.h"
 
@@ -720,11 +720,8 @@ static int check_same(int fd, const struct inode *in)
 
 int open_regular_at(int dfd, const char *name, int flags, struct stat *st)
 {
-	struct stat sb;
-	int fd, rc = 0;
+	int fd;
 
-	if (!st)
-		st = &sb;
 	/* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer
 	 * (and a lease conflict fails instead of waiting); the fstat then
 	 * refuses it. O_NOCTTY: a terminal device never becomes ours. */
@@ -732,61 +729,16 @@ int open_regular_at(int dfd, const char *name, int flags, struct stat *st)
 				       O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, st) < 0)
-		rc = -errno;
-	else if (!S_ISREG(st->st_mode))
-		rc = -EIO;
-	else if (!(flags & O_NONBLOCK) &&
-		 fcntl(fd, F_SETFL, flags & ~O_NONBLOCK & ~O_ACCMODE) < 0)
-		rc = -errno;
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	return fd;
+	fd = openreg_finish(fd, flags, st);
+	return fd == -EFTYPE_NOTREG ? -EIO : fd;
 }
 
 int open_regular_checked_at(int dfd, const char *name, int flags,
 			    struct stat *st)
 {
-	char proc[40];
-	struct stat sb, got;
-	int pfd, fd;
+	int fd = openreg_at(dfd, name, flags, false, st);
 
-	if (!st)
-		st = &sb;
-	/* O_PATH opens nothing: no driver's open runs, no FIFO waits */
-	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, st) < 0) {
-		fd = -errno;
-		close(pfd);
-		return fd;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		close(pfd);
-		return -EIO;
-	}
-	/* the very inode pfd holds, whatever the name is by now */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	fd = open(proc, (flags & ~O_CREAT) | O_NONBLOCK | O_NOCTTY |
-				O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) /* no /proc: by name, as before */
-		fd = openat(dfd, name, flags | O_NONBLOCK | O_NOCTTY |
-					       O_NOFOLLOW | O_CLOEXEC);
-	close(pfd);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &got) < 0 || !S_ISREG(got.st_mode) ||
-	    got.st_dev != st->st_dev || got.st_ino != st->st_ino ||
-	    (!(flags & O_NONBLOCK) &&
-	     fcntl(fd, F_SETFL, flags & ~O_NONBLOCK & ~O_ACCMODE) < 0)) {
-		close(fd);
-		return -EIO;
-	}
-	*st = got;
-	return fd;
+	return fd == -EFTYPE_NOTREG ? -EIO : fd;
 }
 
 int inode_open(struct fs *fs, struct inode *in, int flags)

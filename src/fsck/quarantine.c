@@ -303,6 +303,8 @@ int qr_copy_file(struct fctx *x, int fd, const char *cname, char **qname)
 	*qname = NULL;
 	if (fstat(fd, &st))
 		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL; /* qr_save_node's, never a copy of bytes */
 	rc = begin(x, cname, qname);
 	if (rc)
 		return rc;

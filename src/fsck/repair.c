@@ -34,6 +34,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/openreg.h"
 #include "common/secmem.h"
 #include "fsck/internal.h"
 
@@ -409,19 +410,36 @@ static bool foreign_dir(int dfd, const char *name)
 	return r;
 }
 
+/* A copy of the sidecar name in dfd in the quarantine: its bytes if it is
+ * a regular file, else the same node (never opened: a device node's open
+ * may act). -ENOENT when there is none. */
+static int quarantine_side(struct fctx *x, int dfd, const char *name,
+			   char **qname)
+{
+	struct stat st;
+	int fd = openreg_at(dfd, name, O_RDONLY, false, &st), rc;
+
+	*qname = NULL;
+	if (fd == -EFTYPE_NOTREG)
+		return qr_save_node(x, &st, name, qname);
+	if (fd < 0)
+		return fd;
+	rc = qr_copy_file(x, fd, name, qname);
+	close(fd);
+	return rc;
+}
+
 /* Quarantine o's sidecar (after o got another name). */
 static int drop_sidecar(struct rctx *r, int dfd, struct obj *o)
 {
 	char *qname = NULL;
-	int fd, rc = 0;
+	int rc;
 
 	if (!o->side[0])
 		return 0;
-	fd = walk_openat(dfd, o->side, O_RDONLY);
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	rc = qr_copy_file(r->x, fd, o->side, &qname);
-	close(fd);
+	rc = quarantine_side(r->x, dfd, o->side, &qname);
+	if (rc == -ENOENT)
+		return 0;
 	if (!rc) {
 		intent(r, "remove the old %s (copy: %s)", q(o->side), qname);
 		rc = w_unlink(r->x, dfd, o->side, 0);
@@ -1035,7 +1053,7 @@ static int repair_symlink(struct rctx *r, struct fproblem *p, const char *obj)
 	char t[4097], d[4097], *qname = NULL, side[NAME_MAX + 1];
 	struct stat st;
 	ssize_t n;
-	int dfd = dir_fd(r, p->dir), rc, fd;
+	int dfd = dir_fd(r, p->dir), rc;
 
 	if (dfd < 0) {
 		rc = dfd;
@@ -1067,15 +1085,12 @@ static int repair_symlink(struct rctx *r, struct fproblem *p, const char *obj)
 		free(qname);
 		qname = NULL;
 		snprintf(side, sizeof(side), "%s" NAMES_LONG_SUFFIX, p->cname);
-		fd = walk_openat(dfd, side, O_RDONLY);
-		if (fd >= 0) {
-			rc = qr_copy_file(x, fd, side, &qname);
-			close(fd);
-			if (!rc) {
-				intent(r, "remove its %s (copy: %s)", q(side),
-				       qname);
-				rc = w_unlink(x, dfd, side, 0);
-			}
+		rc = quarantine_side(x, dfd, side, &qname);
+		if (!rc) {
+			intent(r, "remove its %s (copy: %s)", q(side), qname);
+			rc = w_unlink(x, dfd, side, 0);
+		} else if (rc == -ENOENT) {
+			rc = 0;
 		}
 	}
 	if (!rc && fsync(dfd))

@@ -17,6 +17,7 @@ import time
 import pytest
 
 import cli_util as cu
+import util
 from cli_util import veilfs, gocryptfs
 
 PW = cu.PASSWORD
@@ -646,6 +647,31 @@ def test_config_fifo(tmp_path, gcmdir):
     p = timed("-info", gcmdir)
     assert p.returncode == 8, p.err
     assert "not a regular file" in p.err and p.secs < BOUND
+
+
+def test_config_device_never_opened(tmp_path, gcmdir):
+    """gocryptfs.conf that is a device node, or a symlink to one outside
+    the cipherdir (1:3, /dev/null's numbers, made here so that nobody
+    else opens it): refused as not a regular file without being opened
+    (a driver's open can act)."""
+    node = str(tmp_path / "null")
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    conf = os.path.join(gcmdir, "gocryptfs.conf")
+    os.unlink(conf)
+    os.symlink(node, conf)
+    ifd = util.open_watch(node)
+    try:
+        p = timed("-info", gcmdir)
+        assert p.returncode == 8, p.err
+        assert "not a regular file" in p.err
+        p = timed("-dumpmasterkey", "-config", node, "-passfile",
+                  os.path.join(cu.vector_dir("gcm"), "password.txt"),
+                  gcmdir)
+        assert p.returncode == 11, p.err
+        assert "not a regular file" in p.err
+        assert not util.was_opened(ifd), "the device node was opened"
+    finally:
+        os.close(ifd)
 
 
 def test_scrypt_cost_for_hours_refused(gcmdir):

@@ -14,6 +14,7 @@ import os
 import re
 import resource
 import signal
+import stat
 import subprocess
 import time
 
@@ -489,10 +490,13 @@ def deep_tree(mounter, cdir):
     assert fu.summary(v.out) == NONE and v.returncode == 0
 
 
-def test_hostile_objects(mounter, tmp_path):
+@pytest.mark.parametrize("side_kind", ["fifo", "chardev"])
+def test_hostile_objects(mounter, tmp_path, side_kind):
     """FIFOs and device nodes (with valid names, and where a diriv and a
     .name file should be) and a symlink where a directory was: the check
-    neither hangs nor follows anything, and -repair copes."""
+    neither hangs nor follows anything, and -repair copes. A device node
+    as the .name file is never opened (a driver's open can act): -repair
+    keeps the same node in the quarantine as its copy."""
     cdir = mounter.init(["-gcm"])
     m = mounter.mount(cdir)
     os.mkfifo(m.p("fifo"))
@@ -522,8 +526,13 @@ def test_hostile_objects(mounter, tmp_path):
     # directory is a symlink to / now
     os.unlink(os.path.join(cdir, sub, "gocryptfs.diriv"))
     os.mkfifo(os.path.join(cdir, sub, "gocryptfs.diriv"))
-    os.unlink(os.path.join(cdir, names["side"]))
-    os.mkfifo(os.path.join(cdir, names["side"]))
+    side = os.path.join(cdir, names["side"])
+    os.unlink(side)
+    if side_kind == "fifo":
+        os.mkfifo(side)
+    else:
+        os.mknod(side, 0o444 | stat.S_IFCHR, os.makedev(1, 3))
+    watch = util.open_watch(side)
     other = [d for d in names["dirs"] if d != sub][0]
     subprocess.run(["rm", "-rf", os.path.join(cdir, other)], check=True)
     os.symlink("/", os.path.join(cdir, other))
@@ -539,6 +548,10 @@ def test_hostile_objects(mounter, tmp_path):
                                 "skipped"
     r = fu.vfsck(cd, "-repair", timeout=60)
     assert r.returncode == 0, r.out + r.err
+    try:
+        assert not util.was_opened(watch), "the .name node was opened"
+    finally:
+        os.close(watch)
     v = fu.vfsck(cd, timeout=60)
     assert fu.summary(v.out) == NONE, v.out
     m = mounter.mount(cdir)

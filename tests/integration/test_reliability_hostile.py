@@ -344,23 +344,6 @@ def test_undecryptable_entries_log_one_line_per_listing(mounter):
     mounter.unmount(m)
 
 
-def _open_watch(path):
-    """An inotify fd reporting every open of path (IN_OPEN)."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    ifd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    assert ifd >= 0
-    assert libc.inotify_add_watch(ifd, path.encode(), 0x20) >= 0
-    return ifd
-
-
-def _opened(ifd):
-    try:
-        return len(os.read(ifd, 4096)) > 0
-    except BlockingIOError:
-        return False
-
-
 def test_device_nodes_never_opened(mounter):
     """A device node (here 1:3, /dev/null, whose open has no effect but
     is seen by inotify) in place of a directory's gocryptfs.diriv or of a
@@ -379,11 +362,11 @@ def test_device_nodes_never_opened(mounter):
     def check(node, want_listing):
         os.unlink(node)
         os.mknod(node, 0o444 | stat.S_IFCHR, os.makedev(1, 3))
-        ifd = _open_watch(node)
+        ifd = util.open_watch(node)
         try:
             m = mounter.mount(c)
             assert guarded(listing(m.p("sub"))) == want_listing
-            assert not _opened(ifd), "the daemon opened the device node"
+            assert not util.was_opened(ifd), "the daemon opened the device node"
             mounter.unmount(m)
         finally:
             os.close(ifd)

@@ -547,3 +547,32 @@ def tmpfs(parent, size):
         yield d
     finally:
         subprocess.run(["umount", "-l", d])
+
+
+def open_watch(path):
+    """An inotify fd that records every open of path (IN_OPEN); read it
+    with was_opened. For checks that something is never opened (a device
+    node's open can act)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    ifd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert ifd >= 0
+    assert libc.inotify_add_watch(ifd, path.encode(), 0x20) >= 0
+    return ifd
+
+
+def was_opened(ifd):
+    """Whether an IN_OPEN event came on ifd (others, such as IN_IGNORED
+    when the watched file is deleted, do not count)."""
+    import struct
+    try:
+        buf = os.read(ifd, 65536)
+    except BlockingIOError:
+        return False
+    off = 0
+    while off + 16 <= len(buf):
+        _, mask, _, ln = struct.unpack_from("iIII", buf, off)
+        if mask & 0x20:
+            return True
+        off += 16 + ln
+    return False
