@@ -9,11 +9,13 @@
 #include "cli/args.h"
 
 #include "common/duration.h"
+#include "common/secmem.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,8 @@ static bool takes_value(const struct flag *f)
 static int apply_opts(struct args *a, const char *list, char *err)
 {
 	char *copy, *tok, *save = NULL;
+	size_t len = strlen(list);
+	uintptr_t mk;
 	int rc = 0;
 
 	if (a->nostore >= ARGS_MAX_MULTI) {
@@ -318,6 +322,13 @@ static int apply_opts(struct args *a, const char *list, char *err)
 		}
 		rc = apply(a, f, tok, eq ? eq + 1 : NULL, err);
 	}
+	/* -o masterkey=HEX: the copy is wiped after use (cli), the argv
+	 * string it came from here, so that ps shows it no longer */
+	mk = (uintptr_t)a->masterkey;
+	if (a->masterkey && mk >= (uintptr_t)copy &&
+	    mk < (uintptr_t)copy + len)
+		secure_zero((char *)(uintptr_t)list + (mk - (uintptr_t)copy),
+			    strlen(a->masterkey));
 	return rc;
 }
 

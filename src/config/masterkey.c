@@ -7,6 +7,7 @@
  * directly.
  */
 #include "config/masterkey.h"
+#include "common/log.h"
 #include "common/secmem.h"
 #include "config/conf.h"
 #include "crypto/aead.h"
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <stdint.h>
 #include <string.h>
 
 /* AAD of the wrapped key: BE64(0), "block 0, no file ID" (spec §3.2). */
@@ -45,6 +47,14 @@ static int derive_kek(uint8_t kek[static 32], const struct conf *c,
 	uint8_t s[32];
 	int rc;
 
+	/* not cut to 32 bits: R = 2^32 + 8 is no cheap R = 8 */
+	if (c->scrypt.r < 0 || c->scrypt.r > UINT32_MAX || c->scrypt.p < 0 ||
+	    c->scrypt.p > UINT32_MAX) {
+		log_err("scrypt cost N=%lld r=%lld p=%lld is too high",
+			(long long)c->scrypt.n, (long long)c->scrypt.r,
+			(long long)c->scrypt.p);
+		return -EINVAL;
+	}
 	rc = kdf_scrypt(s, sizeof(s), pw, pwlen, c->scrypt.salt,
 			c->scrypt.salt_len, (uint64_t)c->scrypt.n,
 			(uint32_t)c->scrypt.r, (uint32_t)c->scrypt.p);

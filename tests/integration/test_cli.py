@@ -682,13 +682,16 @@ def test_scrypt_cost_for_hours_refused(gcmdir):
         c = json.load(f)
     pw = os.path.join(cu.vector_dir("gcm"), "password.txt")
     codes = []
-    for n, p_ in ((1 << 16, 1 << 20), (1 << 40, 1)):
+    # R and P past 32 bits are not cut: R = 2^32 + 8 is no cheap R = 8
+    for n, r, p_ in ((1 << 16, 8, 1 << 20), (1 << 40, 8, 1),
+                     (1 << 10, (1 << 32) + 8, 1), (1 << 10, 8, (1 << 32) + 1)):
         c["ScryptObject"]["N"], c["ScryptObject"]["P"] = n, p_
+        c["ScryptObject"]["R"] = r
         write_conf(gcmdir, json.dumps(c))
         p = timed("-dumpmasterkey", "-passfile", pw, gcmdir)
         assert p.secs < BOUND and "too high" in p.err, p.err
         codes.append(p.returncode)
-    assert codes == [11, 11], codes
+    assert codes == [11, 11, 11, 11], codes
 
 
 # ---- option syntax -----------------------------------------------------------
@@ -1063,15 +1066,18 @@ def test_mount_foreground_and_impl(tmp_path, pwfile):
         assert impl.lower() + " (forced)" in err, err
 
 
-def test_masterkey_not_left_in_cmdline(tmp_path):
-    """After parsing, the -masterkey value is wiped from argv, so ps and
-    /proc/PID/cmdline stop showing it."""
+@pytest.mark.parametrize("how", ["flag", "o"])
+def test_masterkey_not_left_in_cmdline(tmp_path, how):
+    """After parsing, the -masterkey value (or -o masterkey=) is wiped from
+    argv, so ps and /proc/PID/cmdline stop showing it."""
     _require_fuse()
     d = cu.copy_vector_cipherdir("gcm", str(tmp_path / "c"))
     mnt = str(tmp_path / "mnt")
     os.mkdir(mnt)
     key = cu.vector_key("gcm")
-    p = subprocess.Popen([cu.VEILFS, "-fg", "-q", "-masterkey=" + key, d,
+    arg = ["-masterkey=" + key] if how == "flag" else \
+        ["-o", "ro,masterkey=" + key + ",fsname=vf"]
+    p = subprocess.Popen([cu.VEILFS, "-fg", "-q", *arg, d,
                           mnt], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     try:
