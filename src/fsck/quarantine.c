@@ -64,26 +64,35 @@ static char *default_top(const char *dir)
 	return s;
 }
 
+/* Whether the existing path is the cipherdir or inside it (resolved). */
+static bool within(const char *path, const char *cipherdir)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	size_t n;
+
+	if (!realpath(path, a) || !realpath(cipherdir, b))
+		return false;
+	n = strlen(b);
+	return !strcmp(b, "/") ||
+	       (!strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0'));
+}
+
 /* The quarantine must not be inside the cipherdir (a mount would show
- * it, as undecryptable names). Judged by its parent, which exists. */
+ * it, as undecryptable names). Judged by its parent, which exists, before
+ * it is made; qr_open checks the directory itself once it exists (the
+ * cipherdir itself, or a symlink into it). */
 static bool inside(const char *top, const char *cipherdir)
 {
-	char *copy = strdup(top), a[PATH_MAX], b[PATH_MAX];
-	const char *parent;
+	char *copy = strdup(top);
 	size_t n;
-	bool r = false;
+	bool r;
 
 	if (!copy)
 		return true;
 	n = strlen(copy);
 	while (n > 1 && copy[n - 1] == '/')
 		copy[--n] = '\0';
-	parent = strrchr(copy, '/') ? dirname(copy) : ".";
-	if (realpath(parent, a) && realpath(cipherdir, b)) {
-		n = strlen(b);
-		r = !strcmp(b, "/") ||
-		    (!strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0'));
-	}
+	r = within(strrchr(copy, '/') ? dirname(copy) : ".", cipherdir);
 	free(copy);
 	return r;
 }
@@ -117,6 +126,13 @@ int qr_open(struct fctx *x, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the quarantine directory "
 			 "'%s': %s (choose another with -quarantine DIR)",
 			 q->top, strerror(errno));
+		goto fail;
+	}
+	if (within(q->top, x->o->cipherdir)) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "the quarantine directory '%s' is inside "
+			 "CIPHERDIR: choose one outside with -quarantine DIR",
+			 q->top);
 		goto fail;
 	}
 	{

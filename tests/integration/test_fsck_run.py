@@ -222,10 +222,15 @@ def test_repair_truncate(bases, tmp_path, mounter):
 def test_quarantine_dir_option(bases, tmp_path):
     cd = bases().copy(str(tmp_path / "c"))
     d_block(cd)
-    inside = os.path.join(cd.path, "q")
-    v = fu.vfsck(cd, "-repair", "-quarantine", inside)
-    assert v.returncode == 11 and "inside CIPHERDIR" in v.err, v.err
-    assert fu.summary(fu.vfsck(cd).out) == ONE  # nothing was changed
+    link = str(tmp_path / "link-to-c")
+    os.symlink(cd.path, link)
+    before = sorted(os.listdir(cd.path))
+    # below it, the cipherdir itself, a symlink to it
+    for inside in (os.path.join(cd.path, "q"), cd.path, link):
+        v = fu.vfsck(cd, "-repair", "-quarantine", inside)
+        assert v.returncode == 11 and "inside CIPHERDIR" in v.err, v.err
+        assert fu.summary(fu.vfsck(cd).out) == ONE  # nothing was changed
+        assert sorted(os.listdir(cd.path)) == before
     qtop = str(tmp_path / "myq")
     r = fu.vfsck(cd, "-repair", "-quarantine", qtop)
     assert r.returncode == 0, r.out + r.err
