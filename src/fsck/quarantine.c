@@ -114,13 +114,8 @@ int qr_open(struct fctx *x, char *err, size_t errlen)
 		rc = -ENOMEM;
 		goto fail;
 	}
-	if (inside(q->top, x->o->cipherdir)) {
-		rc = -EINVAL;
-		snprintf(err, errlen, "the quarantine directory '%s' is inside "
-			 "CIPHERDIR: choose one outside with -quarantine DIR",
-			 q->top);
-		goto fail;
-	}
+	if (inside(q->top, x->o->cipherdir))
+		goto inside;
 	if (mkdir(q->top, 0700) && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot create the quarantine directory "
@@ -128,13 +123,8 @@ int qr_open(struct fctx *x, char *err, size_t errlen)
 			 q->top, strerror(errno));
 		goto fail;
 	}
-	if (within(q->top, x->o->cipherdir)) {
-		rc = -EINVAL;
-		snprintf(err, errlen, "the quarantine directory '%s' is inside "
-			 "CIPHERDIR: choose one outside with -quarantine DIR",
-			 q->top);
-		goto fail;
-	}
+	if (within(q->top, x->o->cipherdir))
+		goto inside;
 	{
 		char *abs = realpath(q->top, NULL);
 
@@ -195,6 +185,10 @@ int qr_open(struct fctx *x, char *err, size_t errlen)
 	qr_report(x, "Each copy below was written (and fsync'ed) before the "
 		  "change it names; restore one by copying it back.");
 	return 0;
+inside:
+	rc = -EINVAL;
+	snprintf(err, errlen, "the quarantine directory '%s' is inside "
+		 "CIPHERDIR: choose one outside with -quarantine DIR", q->top);
 fail:
 	if (tfd >= 0)
 		close(tfd);
