@@ -153,28 +153,41 @@ static int append_or_undo(struct inode *in, int fd, const uint8_t *ct,
 	return rc;
 }
 
-/* A write that rewrites the partial last block, [coff, size), and goes on
- * past it (tar writes 10 KiB at a time, so every other write starts inside
- * that block). Reserving the block with fallocate, as for any overwrite,
- * makes ext4 allocate it at once, away from the rest of the file, which it
- * allocates later at writeback: ciphertext files of five extents where the
+/* A write that overwrites [coff, size) and goes on past the end, size, of
+ * the backing file (tar writes 10 KiB at a time, so every other write
+ * starts inside the partial last block). The part past the end goes
+ * first, cut back if it fails, and then the old bytes are overwritten: a
+ * full disk can fail the first step only, which leaves the old bytes as
+ * they were; if the second still fails (an overwrite that needs space),
+ * the first is undone too. The old bytes are reserved first (prealloc),
+ * except when they are our kept tail on a backing whose overwrites need no
+ * new space (fs->in_place): reserving them there would make ext4 allocate
+ * that block at once, away from the rest of the file, which it allocates
+ * later at writeback -- ciphertext files of five extents where the
  * plaintext had one, and rm -rf of them twice as slow on a disk that
- * discards freed blocks. Where an overwrite of written bytes needs no new
- * space (fs->in_place), the part past the end goes first, undone if it
- * fails, and then the old bytes are overwritten: a full disk can fail only
- * the first step, which leaves the old block as it was. */
-static int append_over_tail(struct inode *in, int fd, const uint8_t *ct,
-			    size_t len, uint64_t coff, uint64_t size)
+ * discards freed blocks. Writing everything in one go after a reservation
+ * would leave a torn block past the old end whenever the reservation
+ * cannot be made (-noprealloc, a backing without fallocate). */
+static int write_across_end(struct fs *fs, struct inode *in, int fd,
+			    const uint8_t *ct, size_t len, uint64_t coff,
+			    uint64_t size, bool ours)
 {
 	size_t old = (size_t)(size - coff);
-	int rc;
+	int rc = 0;
 
-	rc = append_or_undo(in, fd, ct + old, len - old, size, size);
+	if (!(ours && fs->in_place))
+		rc = prealloc(fs, fd, coff, old);
+	if (!rc)
+		rc = append_or_undo(in, fd, ct + old, len - old, size, size);
 	if (rc)
 		return rc;
 	rc = pwrite_full(fd, ct, old, coff);
-	if (rc)
-		in->size_known = false;
+	if (rc) {
+		if (ftruncate(fd, (off_t)size) == 0)
+			size_is(in, fd, size);
+		else
+			in->size_known = false;
+	}
 	return rc;
 }
 
@@ -185,7 +198,7 @@ static int append_over_tail(struct inode *in, int fd, const uint8_t *ct,
  * file is cut back to its old size. reserved: the space is reserved
  * already (see reserve_and_ack). ours: what the write overwrites is the
  * partial last block as our last write left it (the kept tail), so not a
- * hole (see append_over_tail). */
+ * hole (see write_across_end). */
 static int write_or_undo(struct fs *fs, struct inode *in, int fd,
 			 const uint8_t *ct, size_t len, uint64_t coff,
 			 bool reserved, bool ours)
@@ -198,9 +211,8 @@ static int write_or_undo(struct fs *fs, struct inode *in, int fd,
 		if (rc)
 			return rc;
 	}
-	if (!reserved && ours && fs->in_place && coff < size &&
-	    coff + len > size)
-		return append_over_tail(in, fd, ct, len, coff, size);
+	if (!reserved && coff < size && coff + len > size)
+		return write_across_end(fs, in, fd, ct, len, coff, size, ours);
 	if (reserved || coff < size) {
 		rc = reserved ? 0 : prealloc(fs, fd, coff, len);
 		if (!rc)
@@ -534,10 +546,57 @@ static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
 	return true;
 }
 
+/* The partial last block's ciphertext as it was before pad_last_block,
+ * to put back if the write it was padded for fails: a failed write leaves
+ * the file as it was, not longer by the padding. */
+struct pad_undo {
+	uint8_t ct[PBS + 64];
+	size_t len;	  /* 0: nothing padded */
+	uint64_t off;	  /* where the block's ciphertext starts */
+	uint64_t csize;	  /* the backing file's size before */
+};
+
+static int pad_tail_undoably(struct fs *fs, struct inode *in, int fd,
+			     uint64_t *S, uint64_t target_block,
+			     uint64_t csize, struct pad_undo *u)
+{
+	size_t got = 0;
+	int rc;
+
+	u->len = 0;
+	if (*S % PBS == 0 || target_block <= *S / PBS)
+		return 0;
+	u->off = content_block_cipher_off(fs->content, *S / PBS);
+	u->csize = csize;
+	if (u->off < csize && csize - u->off <= sizeof(u->ct) &&
+	    file_pread_full(fd, u->ct, (size_t)(csize - u->off), u->off,
+			    &got) == 0 &&
+	    got == csize - u->off)
+		u->len = got;
+	rc = pad_last_block(fs, in, fd, S, target_block);
+	if (rc)
+		u->len = 0;
+	return rc;
+}
+
+static void unpad_tail(struct inode *in, int fd, const struct pad_undo *u)
+{
+	tail_forget(in);
+	if (pwrite_full(fd, u->ct, u->len, u->off) == 0 &&
+	    ftruncate(fd, (off_t)u->csize) == 0) {
+		size_is(in, fd, u->csize);
+		return;
+	}
+	in->size_known = false;
+	log_warn("cannot undo the padding of a failed write: %s",
+		 strerror(errno));
+}
+
 static int write_locked(struct fs *fs, struct inode *in, int fd,
 			const uint8_t *data, size_t len, uint64_t off,
 			bool append, struct file_ack *ack)
 {
+	struct pad_undo undo = { .len = 0 };
 	uint8_t hdr[HL];
 	uint64_t S, csize = 0;
 	int rc;
@@ -563,16 +622,20 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 		return rc;
 	if (append)
 		off = S;
-	rc = pad_last_block(fs, in, fd, &S, off / PBS);
+	rc = pad_tail_undoably(fs, in, fd, &S, off / PBS, csize, &undo);
 	if (rc)
 		return rc;
-	return write_blocks_hdr(fs, in, fd, data, len, off, S, NULL,
-				reserve_and_ack(fs, in, fd, off, len, S, ack));
+	rc = write_blocks_hdr(fs, in, fd, data, len, off, S, NULL,
+			      reserve_and_ack(fs, in, fd, off, len, S, ack));
+	if (rc && undo.len)
+		unpad_tail(in, fd, &undo);
+	return rc;
 }
 
 static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 			   uint64_t size)
 {
+	struct pad_undo undo = { .len = 0 };
 	uint8_t blk[PBS];
 	uint64_t csize = 0, S, b, c;
 	size_t plen;
@@ -617,24 +680,26 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 		secure_zero(blk, sizeof(blk));
 		return rc;
 	}
-	/* Grow. */
+	/* Grow; a failure leaves the file as it was (see pad_undo). */
 	rc = prepare_write(fs, in, fd, csize, &S);
 	if (rc)
 		return rc;
-	if (size % PBS == 0) {
-		rc = pad_last_block(fs, in, fd, &S, size / PBS);
-		if (rc)
-			return rc;
-		c = content_plain_to_cipher_size(fs->content, size);
-		if (ftruncate(fd, (off_t)c) < 0)
-			return -errno;
-		size_is(in, fd, c);
-		return 0;
-	}
-	rc = pad_last_block(fs, in, fd, &S, (size - 1) / PBS);
+	rc = pad_tail_undoably(fs, in, fd, &S,
+			       size % PBS ? (size - 1) / PBS : size / PBS,
+			       csize, &undo);
 	if (rc)
 		return rc;
-	return write_blocks(fs, in, fd, zero_block, 1, size - 1, S);
+	if (size % PBS == 0) {
+		c = content_plain_to_cipher_size(fs->content, size);
+		rc = ftruncate(fd, (off_t)c) < 0 ? -errno : 0;
+		if (!rc)
+			size_is(in, fd, c);
+	} else {
+		rc = write_blocks(fs, in, fd, zero_block, 1, size - 1, S);
+	}
+	if (rc && undo.len)
+		unpad_tail(in, fd, &undo);
+	return rc;
 }
 
 /* Open the backing file of in for reading and writing (or reading only when

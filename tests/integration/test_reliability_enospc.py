@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Full disk (issue #6, point 3): CIPHERDIR on an 8 MiB tmpfs, and on a
 16 MiB ext4 image (delayed allocation: veilfs writes differently there, see
-src/fs/file.c reserve_and_ack and append_over_tail). Writing until
+src/fs/file.c reserve_and_ack and write_across_end). Writing until
 the disk is full must give the writer ENOSPC (never EIO); every earlier file
 still reads; the file being written reads back everything acknowledged.
 Preallocation (the default) must also protect the last block of a file
@@ -121,3 +121,64 @@ def test_full_disk(tmp_path, small_disk, prealloc):
             assert ru.read_file(os.path.join(m.mnt, name)) == data, name
         if prealloc:
             assert ru.read_file(os.path.join(m.mnt, 'x')) == xdata
+
+
+def _leave_free(backing, keep):
+    """Fill backing with a filler file, then give back keep bytes."""
+    path = os.path.join(backing, 'filler')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    total = 0
+    try:
+        for chunk in (1 << 20, 65536, 4096):
+            while True:
+                try:
+                    total += os.write(fd, b'f' * chunk)
+                except OSError as e:
+                    assert e.errno == errno.ENOSPC, e
+                    break
+        os.ftruncate(fd, max(0, total - keep))
+    finally:
+        os.close(fd)
+    return path
+
+
+@pytest.mark.parametrize('prealloc', [True, False],
+                         ids=['prealloc', 'noprealloc'])
+@pytest.mark.parametrize('case', ['across_end', 'past_a_gap'])
+def test_failed_write_leaves_file_as_it_was(tmp_path, prealloc, case):
+    """A write that fails for lack of space leaves the file exactly as it
+    was, with or without preallocation: one that overwrites the partial
+    last block of a file (reopened, so not veilfs's kept tail) and goes
+    on past its end (it once left the file longer, with a torn block past
+    the old end, under -noprealloc), and one that starts blocks past the
+    end (the old last block's zero padding once stayed: 5,000 bytes
+    became 8,192)."""
+    with util.tmpfs(tmp_path, "4m") as disk:
+        cdir = os.path.join(disk, 'c')
+        args = [] if prealloc else ['-noprealloc']
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir, mount_args=args)
+        old = ru.pattern(7, 5000)
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            with open(p, 'wb') as f:
+                f.write(old)
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            assert ru.read_file(p) == old   # page cache warm
+            filler = _leave_free(disk, 40 * 1024 if case == 'across_end'
+                                 else 6 * 1024)
+            fd = os.open(p, os.O_RDWR)
+            try:
+                with pytest.raises(OSError) as ei:
+                    if case == 'across_end':
+                        os.pwrite(fd, ru.pattern(8, 200000), 4500)
+                    else:
+                        os.pwrite(fd, ru.pattern(8, 100000), 102400)
+                assert ei.value.errno == errno.ENOSPC, ei.value
+            finally:
+                os.close(fd)
+            os.unlink(filler)
+            assert os.path.getsize(p) == len(old)
+            assert ru.read_file(p) == old
+        with m:
+            assert ru.read_file(os.path.join(m.mnt, 'f')) == old
