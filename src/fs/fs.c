@@ -143,11 +143,16 @@ static bool backing_in_place(unsigned long type)
 	       type == RAMFS_MAGIC;
 }
 
-/* Whether the backing allocates at writeback (delayed allocation), so that
- * an fallocate takes blocks apart from those still in the page cache. */
+/* Whether a write must not be answered early on an fallocate reservation
+ * (file.c reserve_and_ack): the backing allocates at writeback (delayed
+ * allocation), so that an fallocate takes blocks apart from those still
+ * in the page cache (ext4, xfs); or its fallocate reserves nothing, so
+ * that the write could still fail after the answer (zfs: mode 0 only
+ * checks the free space and leaves the file sparse). */
 static bool backing_delalloc(unsigned long type)
 {
-	return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC;
+	return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC ||
+	       type == 0x2fc12fc1; /* zfs */
 }
 
 /* What the kernel may cache (fs_cache_timeout, fs->sole_writer): as the

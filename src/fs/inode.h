@@ -169,7 +169,9 @@ struct fs {
 	double cache_timeout;		/* fs_cache_timeout */
 	bool local;			/* the backing is a local filesystem */
 	bool in_place;			/* its overwrites need no new space */
-	bool delalloc;			/* it allocates at writeback */
+	bool delalloc;			/* no early answer on a reservation:
+					 * it allocates at writeback (or, zfs,
+					 * fallocate reserves nothing) */
 	bool sole_writer;		/* fe->sole_writer, on a local backing,
 					 * without -sharedstorage */
 	struct fuse_session *se;
