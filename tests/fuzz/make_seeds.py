@@ -51,6 +51,12 @@ for sub, flag in (('', 0), ('sub', 4)):
         put('fuzz_names', bytes([flag]) + e.encode())
         if e.endswith('.name'):
             put('fuzz_longname', read(os.path.join(d, e)))
+        if os.path.islink(os.path.join(d, e)):
+            # an encrypted symlink target: the symlink decryption's
+            # success path, which authentication keeps the fuzzer from
+            # finding by itself
+            put('fuzz_names',
+                bytes([flag]) + os.readlink(os.path.join(d, e)).encode())
 # xattr names as stored on the vector files (if the extraction kept them)
 for e in sorted(os.listdir(gcm)):
     try:
