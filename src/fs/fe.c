@@ -343,10 +343,17 @@ static void parked_put(struct fs *fs, struct inode *dir, struct dir_list *dl)
 	pthread_mutex_lock(&fs->lock);
 	if (!fs->parked)
 		fs->parked = calloc(PARKED_MAX, sizeof(*fs->parked));
+	/* One snapshot per directory (two listings of it at once: the later
+	 * one's), else a free slot, else the oldest. */
 	for (i = 0; fs->parked && i < PARKED_MAX; i++) {
-		if (!p || !fs->parked[i].dir ||
-		    (p->dir && fs->parked[i].age < p->age))
-			p = &fs->parked[i];
+		struct dir_parked *q = &fs->parked[i];
+
+		if (q->dir == dir && q->dev == dir->dev && q->ino == dir->ino) {
+			p = q;
+			break;
+		}
+		if (!p || !q->dir || (p->dir && q->age < p->age))
+			p = q;
 	}
 	if (p) {
 		old = p->dl;
@@ -484,7 +491,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	int rc = 0, dfd = -1;
 	bool full = false;
 
-	if (!h && off > 0)
+	/* At offset 0 a listing starts anew: a snapshot still parked for dir
+	 * (a listing abandoned midway) goes. */
+	if (!h)
 		parked_take(fs, dir, &own);
 	if (off == 0 || !dl->ents) {
 		dir_list_free(dl);
@@ -551,16 +560,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 out:
 	if (dfd >= 0)
 		dirfd_put(fs, dir);
+	/* Without a handle: an empty answer or an error ends the listing.
+	 * The snapshot is parked before the answer goes: the kernel sends
+	 * the next READDIR as soon as it has it, to another thread, which
+	 * would otherwise find none, read the directory anew and leave this
+	 * one parked, stale, for a later listing to continue from. */
+	if (!h && pos && !rc)
+		parked_put(fs, dir, &own);
+	else
+		dir_list_free(&own);
 	if (rc && !pos)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_buf(req, buf, pos);
 	free(buf);
-	/* Without a handle: an empty answer or an error ends the listing. */
-	if (!h && pos && !rc)
-		parked_put(fs, dir, &own);
-	else
-		dir_list_free(&own);
 }
 
 void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
