@@ -235,15 +235,30 @@ static char **extpass_argv(const struct password_src *src, char **store)
 	return argv;
 }
 
+/* Whether the extpass program has exited (reaped into *status). */
+static bool extpass_exited(pid_t pid, int *status)
+{
+	pid_t r;
+
+	do
+		r = waitpid(pid, status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	return r == pid || (r < 0 && errno == ECHILD);
+}
+
 /* Read the first line of an extpass program's output (fd) into pw: up to
  * the newline, or stop one byte past the longest password (*toolong, as
  * for `cat /dev/zero`). After the newline, what follows is drained, so that
  * the program does not die of SIGPIPE, but for WAIT_S seconds and
- * DRAIN_MAX bytes at most (`yes` prints forever). Returns 0, -ETIMEDOUT or
- * -errno. */
-static int extpass_collect(struct password *pw, int fd, bool *eol,
-			   bool *toolong)
+ * DRAIN_MAX bytes at most (`yes` prints forever). The program itself is
+ * watched meanwhile: once it has exited (*reaped), what it wrote is read
+ * without waiting for the end of the pipe, which a child it left in the
+ * background may hold open for as long as it lives. Returns 0, -ETIMEDOUT
+ * or -errno. */
+static int extpass_collect(struct password *pw, int fd, pid_t pid,
+			   int *status, bool *reaped, bool *eol, bool *toolong)
 {
+	const int64_t slice_ms = 20;
 	uint8_t chunk[256];
 	size_t drained = 0;
 	int64_t end = 0;
@@ -252,14 +267,23 @@ static int extpass_collect(struct password *pw, int fd, bool *eol,
 	for (;;) {
 		ssize_t r;
 
-		if (*eol) {
-			rc = wait_readable(fd, end);
-			if (rc <= 0) {
-				rc = rc ? rc : -ETIMEDOUT;
-				break;
-			}
-			rc = 0;
+		if (*reaped && *eol)
+			break;
+		if (*eol && now_ms() >= end) {
+			rc = -ETIMEDOUT;
+			break;
 		}
+		rc = wait_readable(fd, *reaped ? now_ms() + 1 :
+				   now_ms() + slice_ms);
+		if (rc < 0)
+			break;
+		if (rc == 0) {
+			if (*reaped)
+				break; /* exited, and nothing more came */
+			*reaped = extpass_exited(pid, status);
+			continue;
+		}
+		rc = 0;
 		r = read(fd, chunk, sizeof(chunk));
 		if (r < 0) {
 			if (errno == EINTR)
@@ -287,6 +311,8 @@ static int extpass_collect(struct password *pw, int fd, bool *eol,
 			rc = -ETIMEDOUT;
 			break;
 		}
+		if (*eol && !*reaped)
+			*reaped = extpass_exited(pid, status);
 	}
 	secure_zero(chunk, sizeof(chunk));
 	return rc;
@@ -321,7 +347,7 @@ static int read_extpass(struct password *pw, const struct password_src *src,
 {
 	char *store = NULL, **argv = extpass_argv(src, &store);
 	int pfd[2] = { -1, -1 }, status = 0, rc = 0, rc2;
-	bool eol = false, toolong = false;
+	bool eol = false, toolong = false, reaped = false;
 	pid_t pid;
 
 	if (!argv) {
@@ -354,11 +380,12 @@ static int read_extpass(struct password *pw, const struct password_src *src,
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
-	rc = extpass_collect(pw, pfd[0], &eol, &toolong);
+	rc = extpass_collect(pw, pfd[0], pid, &status, &reaped, &eol,
+			     &toolong);
 	/* Whatever it still prints is not read: let it end. */
 	close(pfd[0]);
 	pfd[0] = -1;
-	rc2 = extpass_wait(pid, &status);
+	rc2 = reaped ? 0 : extpass_wait(pid, &status);
 	if (!rc)
 		rc = rc2;
 	if (toolong) {

@@ -10,6 +10,7 @@ Every test uses -scryptn 10 (the vectors use N=1024 too) to stay fast.
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import time
@@ -613,6 +614,39 @@ def test_extpass_that_never_exits(tmp_path):
     assert p.returncode == 9, p.err
     assert WAIT_S - 1 <= p.secs < BOUND, p.secs
     assert "did not end" in p.err
+
+
+def test_extpass_that_leaves_a_child_behind(tmp_path):
+    """A program that prints the password and exits but leaves a child in
+    the background holding its stdout (a helper daemon, `cmd &`): the
+    password is taken once the program itself has ended, as gocryptfs
+    does, without waiting for the child; with and without a newline."""
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    os.mkdir(tmp_path / "mnt")
+    pids = tmp_path / "pids"
+    script = tmp_path / "pw.sh"
+    try:
+        for out in ("echo test", "printf test"):
+            script.write_text("#!/bin/sh\n%s\nsleep 1000 2>/dev/null &\necho $! >> %s\n"
+                              % (out, pids))
+            script.chmod(0o755)
+            p = timed("-dumpmasterkey", "-extpass", str(script), d)
+            assert p.returncode == 0, (out, p.err)
+            assert p.out.strip() == cu.vector_key("gcm")
+            if cu.GOCRYPTFS and out == "echo test":
+                mnt = str(tmp_path / "mnt")
+                try:
+                    g = gocryptfs("-ro", "-extpass", str(script), d, mnt)
+                    assert g.returncode == 0, g.err
+                finally:
+                    cu.unmount(mnt)
+    finally:
+        if pids.exists():
+            for pid in pids.read_text().split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 def test_passfile_fifo(tmp_path):
