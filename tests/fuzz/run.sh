@@ -3,6 +3,7 @@
 # Build the libFuzzer targets with clang (ASan + UBSan + fuzzer) and run each
 # one for SECONDS (default 60), seeded from the gocryptfs 2.3 vectors.
 # usage: tests/fuzz/run.sh [SECONDS] [BUILDDIR]
+# The corpora grown are kept in BUILDDIR/fuzz-corpus/<target> for the next run.
 # Exit 0 if no target found anything; 1 otherwise (crash inputs are left as
 # BUILDDIR/fuzz-out/<target>-crash-*, reproduce with BUILDDIR/tests/fuzz/<target> FILE).
 set -eu
@@ -11,7 +12,29 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-${FUZZ_BUILD:-$src/build-fuzz}}
 tarball=${VEILFS_TARBALL:-$src/tests/data/gocryptfs-2.3-vectors.tar.gz}
 
+# Whether $build was configured with -Dfuzz=true.
+is_fuzz_build() {
+	/usr/bin/python3 -c 'import json, sys
+opts = json.load(open(sys.argv[1]))
+sys.exit(0 if any(o["name"] == "fuzz" and o["value"] is True for o in opts) else 1)' \
+		"$build/meson-info/intro-buildoptions.json" 2>/dev/null
+}
+
+setup=""
 if [ ! -f "$build/build.ninja" ]; then
+	setup=new
+elif ! is_fuzz_build; then
+	# Our own default folder is set up anew (its compiler may not be
+	# clang); a folder the caller named is theirs, and left as it is.
+	if [ -z "${2:-}${FUZZ_BUILD:-}" ]; then
+		rm -rf "$build"
+		setup=new
+	else
+		echo "fuzz: $build is a build without -Dfuzz=true; name another folder or remove it" >&2
+		exit 2
+	fi
+fi
+if [ -n "$setup" ]; then
 	CC=clang meson setup "$build" "$src" -Dfuzz=true -Dtests=false \
 		-Dman=disabled -Dwerror=false -Db_lundef=false \
 		-Db_sanitize=address,undefined \
@@ -19,7 +42,10 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" fuzz
 
+# fuzz-out is made anew each run; the corpora each target grows are kept
+# beside it, so that a later run goes on from where this one stopped.
 out=$build/fuzz-out
+corpus=$build/fuzz-corpus
 rm -rf "$out"
 mkdir -p "$out/seeds"
 vec=${VEILFS_VECTORS:-}
@@ -43,11 +69,11 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
 		continue
 	fi
 	t=$(basename "$exe")
-	mkdir -p "$out/corpus/$t" "$out/seeds/$t"
+	mkdir -p "$corpus/$t" "$out/seeds/$t"
 	echo "== $t: ${secs}s, $(find "$out/seeds/$t" -type f | wc -l) seeds"
 	if ! "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$out/$t-" \
-		"$out/corpus/$t" "$out/seeds/$t" >"$out/$t.log" 2>&1; then
+		"$corpus/$t" "$out/seeds/$t" >"$out/$t.log" 2>&1; then
 		failed="$failed $t"
 		nfail=$((nfail + 1))
 		tail -n 60 "$out/$t.log"
