@@ -20,21 +20,16 @@ sys.exit(0 if any(o["name"] == "fuzz" and o["value"] is True for o in opts) else
 		"$build/meson-info/intro-buildoptions.json" 2>/dev/null
 }
 
-setup=""
-if [ ! -f "$build/build.ninja" ]; then
-	setup=new
-elif ! is_fuzz_build; then
+if [ -f "$build/build.ninja" ] && ! is_fuzz_build; then
 	# Our own default folder is set up anew (its compiler may not be
 	# clang); a folder the caller named is theirs, and left as it is.
-	if [ -z "${2:-}${FUZZ_BUILD:-}" ]; then
-		rm -rf "$build"
-		setup=new
-	else
+	if [ -n "${2:-}${FUZZ_BUILD:-}" ]; then
 		echo "fuzz: $build is a build without -Dfuzz=true; name another folder or remove it" >&2
 		exit 2
 	fi
+	rm -rf "$build"
 fi
-if [ -n "$setup" ]; then
+if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$src" -Dfuzz=true -Dtests=false \
 		-Dman=disabled -Dwerror=false -Db_lundef=false \
 		-Db_sanitize=address,undefined \

@@ -672,11 +672,11 @@ def test_ctlsock_same_as_gocryptfs(mounter, gocryptfs, tmp_path, variant):
 def test_deep_chain_after_a_rename(mounter, tmp_path):
     """A chain of directories far deeper than any path (1,500 levels,
     made and walked through directory fds) under a reverse view whose
-    daemon's threads have 512 KiB stacks (4 MiB in the sanitizer stage): after a rename near the top
-    makes every remembered path stale, a listing at the bottom derives
-    the whole chain's paths again -- once one stack frame per level, which
-    overflowed the stack and killed the daemon. Now the listing works,
-    and so does the rest of the view."""
+    daemon's threads have 512 KiB stacks (4 MiB in the sanitizer stage):
+    after a rename near the top makes every remembered path stale, a
+    listing at the bottom derives the whole chain's paths again -- once
+    one stack frame per level, which overflowed the stack and killed the
+    daemon. Now the listing works, and so does the rest of the view."""
     depth = 1500
     plain = str(tmp_path / "plain")
     _init_reverse(mounter, plain, [])
