@@ -235,7 +235,9 @@ static char **extpass_argv(const struct password_src *src, char **store)
 	return argv;
 }
 
-/* Whether the extpass program has exited (reaped into *status). */
+/* Whether the extpass program has exited (reaped into *status). No such
+ * child (ECHILD: someone else reaped it, or SIGCHLD is ignored and the
+ * kernel did) counts as exited, with *status as it was. */
 static bool extpass_exited(pid_t pid, int *status)
 {
 	pid_t r;
@@ -324,22 +326,17 @@ static int extpass_wait(pid_t pid, int *status)
 {
 	int64_t end = now_ms() + WAIT_S * 1000;
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	pid_t r;
 
-	for (;;) {
-		r = waitpid(pid, status, WNOHANG);
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (now_ms() >= end)
-			break;
+	while (!extpass_exited(pid, status)) {
+		if (now_ms() >= end) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return -ETIMEDOUT;
+		}
 		nanosleep(&tick, NULL);
 	}
-	kill(pid, SIGKILL);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
-	return -ETIMEDOUT;
+	return 0;
 }
 
 static int read_extpass(struct password *pw, const struct password_src *src,
