@@ -6,6 +6,7 @@
  * in secmem and is wiped on every path, with an atexit handler as the last
  * resort.
  */
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,22 @@
 static void wipe_at_exit(void)
 {
 	secmem_wipe_all();
+}
+
+/* Undo what a parent's signal set-up passed on through exec that would
+ * break us: an ignored SIGCHLD makes the kernel reap our children itself,
+ * and an extpass program's exit status is lost (a failing one would pass);
+ * a blocked SIGTERM or SIGINT leaves the daemon deaf to the unmount they
+ * ask for. Ignored SIGINT and SIGHUP stay ignored (nohup, `cmd &`). */
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		signal(SIGCHLD, SIG_DFL);
 }
 
 static int help(const struct args *a)
@@ -124,6 +141,7 @@ int main(int argc, char **argv)
 	int ex;
 
 	atexit(wipe_at_exit);
+	reset_signals();
 	log_init(PROG, false, LOG_LVL_INFO);
 	if (args_parse(&a, argc, argv, err)) {
 		cli_err("%s", err);

@@ -134,16 +134,17 @@ class Mounter:
         return cipherdir
 
     def mount(self, cipherdir, binary=None, args=None, mnt=None,
-              label=""):
+              label="", preexec=None):
         """Mount CIPHERDIR in the foreground; returns the Mount once
-        ready. ARGS default to -passfile <password file>."""
+        ready. ARGS default to -passfile <password file>; PREEXEC runs in
+        the child before exec."""
         binary = binary or util.VEILFS_BIN
         if args is None:
             args = ["-passfile", self.passfile]
         mnt = mnt or self._name("mnt")
         log = self._name("daemon") + ".log"
         self.logs.append(log)
-        m = util.Mount(binary, cipherdir, mnt, args, log, label)
+        m = util.Mount(binary, cipherdir, mnt, args, log, label, preexec)
         self.repro.append(util.quote(m.cmd) + "   # unmount: fusermount3 -u "
                           + mnt)
         self.mounts.append(m)

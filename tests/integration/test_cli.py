@@ -570,6 +570,34 @@ def test_extpass(tmp_path):
     assert p.returncode == 9
 
 
+def _ignore_sigchld():
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+
+
+def test_extpass_status_counts_when_the_parent_ignores_sigchld(tmp_path):
+    """An ignored SIGCHLD survives exec, and with it the kernel reaps
+    children by itself, so that waitpid finds none: the exit status of the
+    extpass program must count all the same. One that prints the password
+    and exits 1 is refused (9, as without the inherited setting and as
+    gocryptfs does); one that exits 0 is taken."""
+    d = os.path.join(cu.vector_dir("gcm"), "cipher")
+    script = tmp_path / "pw.sh"
+    for code, want in ((1, 9), (0, 0)):
+        script.write_text("#!/bin/sh\necho test\nexit %d\n" % code)
+        script.chmod(0o755)
+        for ign in (None, _ignore_sigchld):
+            p = subprocess.run([cu.VEILFS, "-dumpmasterkey", "-extpass",
+                                str(script), d], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60,
+                               preexec_fn=ign)
+            err = p.stderr.decode(errors="replace")
+            assert p.returncode == want, (code, ign, err)
+            if want:
+                assert "extpass program returned an error" in err
+            else:
+                assert p.stdout.decode().strip() == cu.vector_key("gcm")
+
+
 # ---- password and config sources that never end (issue 12) -------------------
 
 # How long veilfs waits for a pipe or FIFO, or for an extpass program to end

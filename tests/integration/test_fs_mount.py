@@ -51,6 +51,28 @@ def test_sigterm_unmounts(mounter):
     assert util.suspicious_lines(m.log()) == []
 
 
+def _block_sigterm():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+
+
+def test_sigterm_unmounts_when_the_parent_blocked_it(mounter):
+    """A blocked signal mask survives exec: a launcher that blocks SIGTERM
+    and SIGINT for itself and forgets to unblock them before it starts the
+    daemon must not leave a daemon that no kill can unmount cleanly (Go
+    programs such as gocryptfs unblock them at start; so do we)."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir, preexec=_block_sigterm)
+    write_file(m.p("f"), b"data")
+    m.proc.send_signal(signal.SIGTERM)
+    m.ok_codes = (0,)
+    try:
+        m.returncode = m.proc.wait(timeout=30 * util.SLOW)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the daemon ignored SIGTERM: %s" % m.log())
+    assert m.returncode == 0, m.log()
+    assert not _mounted(m.mnt)
+
+
 def _run(cmd, timeout=None, **kw):
     return subprocess.run(cmd, stdin=kw.pop("stdin", subprocess.DEVNULL),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -130,8 +130,10 @@ class Mount:
     """One mounted filesystem. Started with -fg under Popen; the daemon's
     stdout and stderr go to log_path."""
 
-    def __init__(self, binary, cipherdir, mnt, args, log_path, label=""):
+    def __init__(self, binary, cipherdir, mnt, args, log_path, label="",
+                 preexec=None):
         self.binary = binary
+        self.preexec = preexec  # run in the child before exec (Popen)
         self.cipherdir = cipherdir
         self.mnt = mnt
         self.args = list(args)
@@ -160,7 +162,8 @@ class Mount:
         logf.write(("$ " + quote(self.cmd) + "\n").encode())
         logf.flush()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL,
-                                     stdout=logf, stderr=subprocess.STDOUT)
+                                     stdout=logf, stderr=subprocess.STDOUT,
+                                     preexec_fn=self.preexec)
         logf.close()
         wait_mounted(self.mnt, self.proc, self.log, timeout,
                      is_gocryptfs(self.binary) and "-q" not in self.args)
