@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -502,6 +503,20 @@ static int pad_last_block(struct fs *fs, struct inode *in, int fd,
 	return rc;
 }
 
+/* Free space a backing with delayed allocation must have, beyond a write,
+ * for reserve_and_ack to answer the write before it is written. */
+#define ACK_ROOM (256u << 20)
+
+/* Whether fd's filesystem has len + ACK_ROOM bytes free for an unprivileged
+ * writer (root may use more). */
+static bool backing_has_room(int fd, uint64_t len)
+{
+	struct statvfs sv;
+
+	return fstatvfs(fd, &sv) == 0 &&
+	       (uint64_t)sv.f_bavail * sv.f_frsize >= len + ACK_ROOM;
+}
+
 /* A write of whole blocks at or past the end S of a file whose size is a
  * whole number of blocks touches no existing block. If the backing file can
  * be extended over its ciphertext with the space reserved (fallocate mode
@@ -515,12 +530,19 @@ static int pad_last_block(struct fs *fs, struct inode *in, int fd,
  * now without a reservation: a failure is reported at close or fsync too
  * (file_flush), and the writer's next write overlaps with this one's trip
  * to the server.
- * Not on a filesystem with delayed allocation (ext4, xfs): there the
- * reservation allocates the blocks at once, apart from those of the
- * earlier writes still in the page cache, and in runs that the allocator
- * aligns with gaps between them (a 20 MiB file copied in 128 KiB writes
- * ended in 53 extents on ext4, one without); a write answered when written
- * keeps the file in one piece. */
+ * Not after a reservation on a filesystem with delayed allocation (ext4,
+ * xfs): there the reservation allocates the blocks at once, apart from
+ * those of the earlier writes still in the page cache, and in runs that the
+ * allocator aligns with gaps between them (a 20 MiB file copied in 128 KiB
+ * writes ended in 53 extents on ext4, one without). There it is answered
+ * without one while the backing has ACK_ROOM free beyond the write and no
+ * disk quota is on (fs->ack_on_room): all that can fail it then is another
+ * writer taking 256 MiB in the moment between the check and the write, an
+ * I/O error or a fault, reported at fsync (file_fsync; the file is cut
+ * back, as when it fails unanswered, and the failure logged). Nearer a full
+ * disk every write is answered when written, with its ENOSPC. The writer's
+ * next write then overlaps with this one's copy into the page cache (a
+ * 1 GiB dd to ext4 took 25% less time). */
 static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
 			    uint64_t off, size_t len, uint64_t S,
 			    struct file_ack *ack)
@@ -529,17 +551,21 @@ static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
 
 	if (!ack || off < S || S % PBS || off % PBS || len % PBS)
 		return false;
-	if (!fs->local) {
+	coff = content_block_cipher_off(fs->content, off / PBS);
+	cend = content_plain_to_cipher_size(fs->content, off + len);
+	if (!fs->local ||
+	    (fs->ack_on_room && backing_has_room(fd, cend - coff))) {
+		if (fs->local)
+			atomic_fetch_add(&fs->acks_on_room, 1);
 		ack->fn(ack->arg);
 		ack->done = true;
 		return false; /* written as without: undone if it fails */
 	}
 	if (fs->opt.noprealloc || fs->delalloc)
 		return false;
-	coff = content_block_cipher_off(fs->content, off / PBS);
-	cend = content_plain_to_cipher_size(fs->content, off + len);
 	if (fallocate(fd, 0, (off_t)coff, (off_t)(cend - coff)) < 0)
 		return false; /* the synchronous path reports ENOSPC */
+	atomic_fetch_add(&fs->acks_reserved, 1);
 	size_reaches(in, fd, cend);
 	ack->fn(ack->arg);
 	ack->done = true;

@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/quota.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #include <linux/magic.h>
@@ -155,6 +157,27 @@ static bool backing_delalloc(unsigned long type)
 	       type == 0x2fc12fc1; /* zfs */
 }
 
+/* Whether no disk quota can refuse a write to the backing: quotactl_fd
+ * says every kind (user, group, project) is off. Any other answer (a
+ * kernel before 5.14, a backing without the quota interface) counts as
+ * a quota that might be on. */
+static bool quotas_off(int fd)
+{
+#ifdef SYS_quotactl_fd
+	static const int types[] = { USRQUOTA, GRPQUOTA, PRJQUOTA };
+	uint32_t fmt;
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (syscall(SYS_quotactl_fd, fd, QCMD(Q_GETFMT, types[i]), 0,
+			    &fmt) == 0 || errno != ESRCH)
+			return false;
+	return true;
+#else
+	(void)fd;
+	return false;
+#endif
+}
+
 /* What the kernel may cache (fs_cache_timeout, fs->sole_writer): as the
  * frontend says on a local backing, as gocryptfs elsewhere, nothing with
  * -sharedstorage. */
@@ -170,6 +193,11 @@ static void set_caching(struct fs *fs)
 	fs->local = local;
 	fs->in_place = backing_in_place(type);
 	fs->delalloc = backing_delalloc(type);
+	fs->ack_on_room = fs->delalloc && local && quotas_off(fs->root_fd);
+	if (fs->delalloc)
+		log_dbg("writes past the end answered %s",
+			fs->ack_on_room ? "early while the backing has room" :
+			"when written (disk quotas may be on)");
 	fs->cache_timeout = fs->fe->cache_timeout;
 	if (!local && fs->cache_timeout > FS_SHORT_TIMEOUT)
 		fs->cache_timeout = FS_SHORT_TIMEOUT;
@@ -559,6 +587,10 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	rc = fuse_session_loop_mt(se, &cfg);
 	/* A positive value is the signal that ended the loop: clean exit. */
 	rc = rc < 0 ? FS_ERR_OTHER : 0;
+	log_dbg("writes answered before they were written: %lu on a "
+		"reservation, %lu on free space",
+		atomic_load(&fs->acks_reserved),
+		atomic_load(&fs->acks_on_room));
 	idle_stop(idle);
 	ctlsock_stop(ctl);
 	fuse_session_unmount(se);

@@ -172,6 +172,9 @@ struct fs {
 	bool delalloc;			/* no early answer on a reservation:
 					 * it allocates at writeback (or, zfs,
 					 * fallocate reserves nothing) */
+	bool ack_on_room;		/* delalloc, but no quota can refuse a
+					 * write: answered early while the
+					 * backing has ACK_ROOM free (file.c) */
 	bool sole_writer;		/* fe->sole_writer, on a local backing,
 					 * without -sharedstorage */
 	struct fuse_session *se;
@@ -205,6 +208,9 @@ struct fs {
 	 * (names_steady_*). */
 	atomic_uint names_busy;
 	atomic_ulong names_gen;
+	/* Writes answered before they were written (file.c
+	 * reserve_and_ack): after a reservation, or on free space alone. */
+	atomic_ulong acks_reserved, acks_on_room;
 };
 
 /* The "major:minor" of the topmost mount on mnt, from

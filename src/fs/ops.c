@@ -392,9 +392,10 @@ static void set_append_io(struct fs *fs, struct fuse_file_info *fi)
  * and reports the error of a write answered early). A read-only handle has
  * nothing to flush. On a local backing, a close has nothing to do that a
  * local filesystem's close does: no other host waits for the data, and an
- * early answer was only given once the space was reserved, so what can
- * still fail is an I/O error of the disk, which ext4 or xfs too report at
- * the next fsync, not at close (file_fsync does). */
+ * early answer was only given once the space was reserved or with ample
+ * free space (file.c reserve_and_ack), so what can still fail is an I/O
+ * error of the disk, which ext4 or xfs too report at the next fsync, not at
+ * close (file_fsync does). */
 static bool no_flush(const struct fs *fs, const struct fuse_file_info *fi)
 {
 	return (fi->flags & O_ACCMODE) == O_RDONLY || fs->sole_writer;

@@ -15,6 +15,7 @@ Needs root (mount -t tmpfs).
 """
 import errno
 import os
+import re
 
 import pytest
 
@@ -32,12 +33,13 @@ def small_disk(request, tmp_path):
             yield d
 
 
-def fill(path, acked_model, strict):
+def fill(path, acked_model, strict, limit=None):
     """Write until even 1-byte appends fail. Every failure must be ENOSPC
     (strict), or at least the first one (without preallocation a failed
     write may already have destroyed the last block, so a later
-    read-modify-write of it can see EIO). Returns the number of
-    acknowledged bytes."""
+    read-modify-write of it can see EIO). More than limit bytes
+    acknowledged fails the test (a disk of that size cannot hold them).
+    Returns the number of acknowledged bytes."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     acked = 0
     errs = []
@@ -53,6 +55,8 @@ def fill(path, acked_model, strict):
                     fails += 1
                     continue
                 acked += n
+                assert limit is None or acked <= limit, \
+                    '%d bytes acknowledged on a disk of %d' % (acked, limit)
     finally:
         os.close(fd)
     names = [errno.errorcode.get(e, e) for e in errs]
@@ -182,3 +186,46 @@ def test_failed_write_leaves_file_as_it_was(tmp_path, prealloc, case):
             assert ru.read_file(p) == old
         with m:
             assert ru.read_file(os.path.join(m.mnt, 'f')) == old
+
+
+ACK_ROOM = 256 << 20   # src/fs/file.c: free space needed for an early answer
+
+
+def test_early_answers_stop_before_the_disk_is_full(tmp_path):
+    """On ext4 (delayed allocation, no quotas) a write past the end is
+    answered before it is written while the backing has 256 MiB free
+    beyond it, and when written nearer a full disk: a writer that fills a
+    disk larger than that gets its ENOSPC from write() itself, close and
+    fsync report nothing afterwards, and every acknowledged byte is there.
+    The -d summary shows that early answers did happen first."""
+    size = ACK_ROOM + (96 << 20)
+    with util.ext4(tmp_path, size, block=4096) as disk:
+        cdir = os.path.join(disk, 'c')
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir, mount_args=['-d'])
+        big = ru.pattern(11, 1 << 20)
+
+        def model(off, n):
+            return (big * (2 + n // len(big)))[off % len(big):][:n]
+
+        with m:
+            fpath = os.path.join(m.mnt, 'filler')
+            acked = fill(fpath, model, True, size)
+            assert acked > ACK_ROOM, acked
+            fd = os.open(fpath, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # no error kept back from an answered write
+                assert os.fstat(fd).st_size == acked
+                off = 0
+                while off < acked:
+                    got = os.pread(fd, 1 << 20, off)
+                    assert got == model(off, len(got)), off
+                    off += len(got)
+            finally:
+                os.close(fd)
+        log = m.log()
+        assert 'failed after it was acknowledged' not in log, log[-2000:]
+        counts = re.findall(r'answered before they were written: '
+                            r'(\d+) on a reservation, (\d+) on free space',
+                            log)
+        assert counts, 'no summary in the -d log'
+        assert int(counts[-1][1]) > 0, counts
