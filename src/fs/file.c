@@ -534,38 +534,47 @@ static bool backing_has_room(int fd, uint64_t len)
  * xfs): there the reservation allocates the blocks at once, apart from
  * those of the earlier writes still in the page cache, and in runs that the
  * allocator aligns with gaps between them (a 20 MiB file copied in 128 KiB
- * writes ended in 53 extents on ext4, one without). There it is answered
- * without one while the backing has ACK_ROOM free beyond the write and no
- * disk quota is on (fs->ack_on_room): all that can fail it then is another
- * writer taking 256 MiB in the moment between the check and the write, an
- * I/O error or a fault, reported at fsync (file_fsync; the file is cut
- * back, as when it fails unanswered, and the failure logged). Nearer a full
- * disk every write is answered when written, with its ENOSPC. The writer's
- * next write then overlaps with this one's copy into the page cache (a
- * 1 GiB dd to ext4 took 25% less time). */
+ * writes ended in 53 extents on ext4, one without). There the file is
+ * extended over a hole instead (ftruncate: no blocks, so the write's blocks
+ * are allocated with the earlier ones) and the write answered while the
+ * backing has ACK_ROOM free beyond it and no disk quota is on
+ * (fs->ack_on_room); *grown tells the caller to cut the file back if the
+ * write then fails. What can fail it is another writer taking 256 MiB in
+ * the moment between the check and the write, an I/O error or a fault,
+ * reported at fsync (file_fsync) and logged. Nearer a full disk every write
+ * is answered when written, with its ENOSPC. The writer's next write
+ * overlaps with this one's copy into the page cache (a 1 GiB dd to ext4
+ * took 25% less time). */
 static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
 			    uint64_t off, size_t len, uint64_t S,
-			    struct file_ack *ack)
+			    struct file_ack *ack, bool *grown)
 {
 	uint64_t coff, cend;
 
+	*grown = false;
 	if (!ack || off < S || S % PBS || off % PBS || len % PBS)
 		return false;
-	coff = content_block_cipher_off(fs->content, off / PBS);
-	cend = content_plain_to_cipher_size(fs->content, off + len);
-	if (!fs->local ||
-	    (fs->ack_on_room && backing_has_room(fd, cend - coff))) {
-		if (fs->local)
-			atomic_fetch_add(&fs->acks_on_room, 1);
+	if (!fs->local) {
 		ack->fn(ack->arg);
 		ack->done = true;
 		return false; /* written as without: undone if it fails */
 	}
-	if (fs->opt.noprealloc || fs->delalloc)
+	if (fs->opt.noprealloc && !fs->ack_on_room)
 		return false;
-	if (fallocate(fd, 0, (off_t)coff, (off_t)(cend - coff)) < 0)
-		return false; /* the synchronous path reports ENOSPC */
-	atomic_fetch_add(&fs->acks_reserved, 1);
+	coff = content_block_cipher_off(fs->content, off / PBS);
+	cend = content_plain_to_cipher_size(fs->content, off + len);
+	if (fs->ack_on_room) {
+		if (!backing_has_room(fd, cend - coff) ||
+		    ftruncate(fd, (off_t)cend) < 0)
+			return false;
+		*grown = true;
+		atomic_fetch_add(&fs->acks_on_room, 1);
+	} else {
+		if (fs->delalloc ||
+		    fallocate(fd, 0, (off_t)coff, (off_t)(cend - coff)) < 0)
+			return false; /* the synchronous path: its ENOSPC */
+		atomic_fetch_add(&fs->acks_reserved, 1);
+	}
 	size_reaches(in, fd, cend);
 	ack->fn(ack->arg);
 	ack->done = true;
@@ -625,6 +634,7 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 	struct pad_undo undo = { .len = 0 };
 	uint8_t hdr[HL];
 	uint64_t S, csize = 0;
+	bool reserved, grown;
 	int rc;
 
 	if (!len)
@@ -651,10 +661,16 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 	rc = pad_tail_undoably(fs, in, fd, &S, off / PBS, csize, &undo);
 	if (rc)
 		return rc;
-	rc = write_blocks_hdr(fs, in, fd, data, len, off, S, NULL,
-			      reserve_and_ack(fs, in, fd, off, len, S, ack));
+	reserved = reserve_and_ack(fs, in, fd, off, len, S, ack, &grown);
+	rc = write_blocks_hdr(fs, in, fd, data, len, off, S, NULL, reserved);
 	if (rc && undo.len)
 		unpad_tail(in, fd, &undo);
+	if (rc && grown) {
+		if (ftruncate(fd, (off_t)csize) == 0)
+			size_is(in, fd, csize);
+		else
+			in->size_known = false;
+	}
 	return rc;
 }
 
