@@ -142,6 +142,9 @@ struct inode {
 					 * rw (held for reading by
 					 * file_restamp). */
 					_Atomic uint64_t kc_stamp;
+					/* Write-behind started up to
+					 * here (file.c); under rw. */
+					uint64_t wb_from;
 				};
 				/* Reverse (rfile.c): a regular file's
 				 * block-0 IV (spec §5.4), valid with

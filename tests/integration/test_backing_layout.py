@@ -20,8 +20,14 @@ blocks in 8 MiB groups, and the writeback of all files at one sync, in
 2 MiB pieces taken in turns, gave a 6 MiB file 2 or 3 extents by chance),
 so only the writes themselves decide how many pieces a file gets.
 
+A file that keeps growing has its writeback started behind its end
+(src/fs/file.c write_behind): after a stream of writes most of its backing
+pages are no longer dirty, where the same writes to a plain file leave
+them all dirty (the kernel waits 30 s or for GiBs of dirty pages).
+
 Needs root (loop mount) and e2fsprogs.
 """
+import ctypes
 import os
 import re
 import shutil
@@ -32,10 +38,11 @@ import pytest
 import reliab_util as ru
 import util
 
-# (name, size, write size): tar's 10 KiB records, cp's 128 KiB, and
-# writes of a few bytes.
+# (name, size, write size): tar's 10 KiB records, cp's 128 KiB (a file
+# large enough for write-behind too), and writes of a few bytes.
 FILES = [('tar%d' % k, 5000 + k * 9001, 10240) for k in range(12)] + \
-    [('cp', 6 << 20, 128 << 10), ('log', 50000, 100)]
+    [('cp', 6 << 20, 128 << 10), ('big', 30 << 20, 128 << 10),
+     ('log', 50000, 100)]
 
 
 def write_in_pieces(path, data, step):
@@ -89,3 +96,61 @@ def test_ciphertext_as_compact_as_plaintext(tmp_path):
             assert not worse, worse
             for name, data in want.items():
                 assert ru.read_file(os.path.join(m.mnt, name)) == data, name
+
+
+WB_LAG = 4 << 20   # src/fs/file.c
+
+
+def dirty_bytes(path):
+    """Bytes of path's page cache that are dirty (cachestat(2), Linux 6.5),
+    or None where the kernel has no cachestat."""
+    class Range(ctypes.Structure):
+        _fields_ = [('off', ctypes.c_uint64), ('len', ctypes.c_uint64)]
+
+    class Stat(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_uint64) for f in (
+            'nr_cache', 'nr_dirty', 'nr_writeback', 'nr_evicted',
+            'nr_recently_evicted')]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        r, st = Range(0, 0), Stat()
+        if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(st), 0):
+            return None
+        return st.nr_dirty * os.sysconf('SC_PAGE_SIZE')
+    finally:
+        os.close(fd)
+
+
+def test_growing_file_is_written_behind(tmp_path):
+    # large enough that ext4 does not write back by itself for lack of
+    # free space (it does when dirty blocks come to half the free ones)
+    with util.ext4(tmp_path, 1 << 30, block=4096) as disk:
+        plain = os.path.join(disk, 'plain')
+        cdir = os.path.join(disk, 'c')
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir)
+        data = ru.pattern(3, 64 << 20)
+        step = 128 << 10
+        os.sync()   # others' dirty pages must not wake the kernel's flusher
+        with m:
+            big = os.path.join(m.mnt, 'big')
+            for path in (plain, big):
+                with open(path, 'wb') as f:
+                    for off in range(0, len(data), step):
+                        f.write(data[off:off + step])
+            backing = [os.path.join(cdir, e) for e in ru.cipher_entries(cdir)]
+            assert len(backing) == 1, backing
+            left, ref = dirty_bytes(backing[0]), dirty_bytes(plain)
+            print('dirty: ciphertext %s, plain copy %s bytes' % (left, ref))
+            if ref is None:
+                pytest.skip('no cachestat(2) in this kernel')
+            if ref < len(data) // 2:
+                pytest.skip('the kernel wrote the plain copy back itself '
+                            '(%d bytes still dirty)' % ref)
+            # all but the last WB_LAG (and the 128 KiB being written when
+            # the last kick came) was handed to the disk
+            assert left <= 2 * WB_LAG, left
+            assert ru.read_file(big) == data
+            with open(big, 'rb') as f:
+                os.fsync(f.fileno())
