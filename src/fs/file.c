@@ -1099,21 +1099,23 @@ static int write_shared(struct fs *fs, struct inode *in, const uint8_t *data,
  * writing. */
 static void write_behind(struct fs *fs, struct inode *in, uint64_t before)
 {
-	uint64_t end;
+	uint64_t end, from;
 
 	if (!fs->delalloc || !in->size_known || before == UINT64_MAX)
 		return;
 	end = in->bsize;
-	if (end <= before)
+	if (end <= before || end >> 12 > UINT32_MAX)
 		return;
-	if (in->wb_from > before || in->wb_from + 2 * (uint64_t)WB_LAG < before)
-		in->wb_from = before; /* a new run of appends */
-	if (end - in->wb_from < 2 * (uint64_t)WB_LAG)
-		return;
-	(void)sync_file_range(in->fd, (off_t)in->wb_from,
-			      (off_t)(end - WB_LAG - in->wb_from),
-			      SYNC_FILE_RANGE_WRITE);
-	in->wb_from = end - WB_LAG;
+	from = (uint64_t)in->wb_page << 12;
+	if (from > before || from + 2 * (uint64_t)WB_LAG < before)
+		from = before & ~(uint64_t)4095; /* a new run of appends */
+	if (end - from >= 2 * (uint64_t)WB_LAG) {
+		(void)sync_file_range(in->fd, (off_t)from,
+				      (off_t)(end - WB_LAG - from),
+				      SYNC_FILE_RANGE_WRITE);
+		from = (end - WB_LAG) & ~(uint64_t)4095;
+	}
+	in->wb_page = (uint32_t)(from >> 12);
 }
 
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,

@@ -125,6 +125,9 @@ struct inode {
 					  * size (file.c, backing_size);
 					  * under rw */
 			uint8_t id[CONTENT_FILE_ID_LEN];
+			/* Forward: write-behind started up to this 4 KiB
+			 * page of the backing file (file.c); under rw. */
+			uint32_t wb_page;
 			/* Forward (file.c): the file's partial last block
 			 * as the last write left it; under rw held for
 			 * writing, freed with the fd. */
@@ -142,9 +145,6 @@ struct inode {
 					 * rw (held for reading by
 					 * file_restamp). */
 					_Atomic uint64_t kc_stamp;
-					/* Write-behind started up to
-					 * here (file.c); under rw. */
-					uint64_t wb_from;
 				};
 				/* Reverse (rfile.c): a regular file's
 				 * block-0 IV (spec §5.4), valid with
