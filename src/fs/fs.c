@@ -157,20 +157,28 @@ static bool backing_delalloc(unsigned long type)
 	       type == 0x2fc12fc1; /* zfs */
 }
 
-/* Whether no disk quota can refuse a write to the backing: quotactl_fd
- * says every kind (user, group, project) is off. Any other answer (a
- * kernel before 5.14, a backing without the quota interface) counts as
- * a quota that might be on. */
+/* Whether no disk quota can refuse a write to the backing: quotactl_fd's
+ * Q_GETINFO says quota accounting is off for every kind (user, group,
+ * project). Q_GETINFO asks the filesystem's own state, so it also answers
+ * for xfs (Q_GETFMT only knows the generic quota code's, always "off" on
+ * xfs). Any other answer (a kernel before 5.14, a backing without the
+ * quota interface) counts as a quota that might be on. Needs no
+ * privilege. */
 static bool quotas_off(int fd)
 {
 #ifdef SYS_quotactl_fd
 	static const int types[] = { USRQUOTA, GRPQUOTA, PRJQUOTA };
-	uint32_t fmt;
+	struct dqinfo info;
 
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (syscall(SYS_quotactl_fd, fd, QCMD(Q_GETFMT, types[i]), 0,
-			    &fmt) == 0 || errno != ESRCH)
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		/* QCMD's int shift overflows: Q_GETINFO has bit 23 set */
+		unsigned cmd = (unsigned)Q_GETINFO << SUBCMDSHIFT |
+			       ((unsigned)types[i] & SUBCMDMASK);
+
+		if (syscall(SYS_quotactl_fd, fd, (int)cmd, 0, &info) == 0 ||
+		    errno != ESRCH)
 			return false;
+	}
 	return true;
 #else
 	(void)fd;
@@ -192,6 +200,7 @@ static void set_caching(struct fs *fs)
 	local = backing_is_local(type);
 	fs->local = local;
 	fs->in_place = backing_in_place(type);
+	fs->disk = local && type != TMPFS_MAGIC && type != RAMFS_MAGIC;
 	fs->delalloc = backing_delalloc(type);
 	fs->ack_on_room = fs->delalloc && local && quotas_off(fs->root_fd);
 	if (fs->delalloc)
