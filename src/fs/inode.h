@@ -178,6 +178,8 @@ struct fs {
 	bool ack_on_room;		/* delalloc, but no quota can refuse a
 					 * write: answered early while the
 					 * backing has ACK_ROOM free (file.c) */
+	bool disk;			/* local, with a page cache in front of
+					 * a device (not tmpfs or ramfs) */
 	bool sole_writer;		/* fe->sole_writer, on a local backing,
 					 * without -sharedstorage */
 	struct fuse_session *se;

@@ -405,7 +405,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
 	struct inode *in = get_in(req, ino);
-	bool keep, changed;
+	bool keep, changed, prefetch;
 	int rc;
 
 	if (in->type != S_IFREG) {
@@ -420,7 +420,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	/* An open for reading: the backing's first blocks are fetched after
+	 * the answer (a second pin: a RELEASE may come before that). Even
+	 * with keep: the kernel may have dropped its pages since. */
+	prefetch = (fi->flags & O_ACCMODE) != O_WRONLY &&
+		   !(fi->flags & O_TRUNC);
 	inode_pin(fs, in);
+	if (prefetch)
+		inode_pin(fs, in);
 	atomic_fetch_add(&fs->nopen, 1);
 	set_append_io(fs, fi);
 	fi->noflush = no_flush(fs, fi);
@@ -429,12 +436,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		file_release(fs, in);
 		inode_unpin(fs, in);
 		atomic_fetch_sub(&fs->nopen, 1);
-		return;
-	}
-	/* Changed behind our back: the size the kernel keeps is stale too
-	 * (a read stops there). Attributes only: no lock the kernel holds. */
-	if (changed)
+	} else if (changed) {
+		/* Changed behind our back: the size the kernel keeps is stale
+		 * too (a read stops there). Attributes only: no lock the
+		 * kernel holds. */
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	}
+	if (prefetch) {
+		file_prefetch(fs, in);
+		inode_unpin(fs, in);
+	}
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -25,13 +25,17 @@ A file that keeps growing has its writeback started behind its end
 pages are no longer dirty, where the same writes to a plain file leave
 them all dirty (the kernel waits 30 s or for GiBs of dirty pages).
 
+An open for reading starts the disk's read of the backing file's first
+blocks (src/fs/file.c file_prefetch), for the READ that follows it one
+round trip later; an open for writing only does not.
+
 Needs root (loop mount) and e2fsprogs.
 """
-import ctypes
 import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -102,25 +106,10 @@ WB_LAG = 4 << 20   # src/fs/file.c
 
 
 def dirty_bytes(path):
-    """Bytes of path's page cache that are dirty (cachestat(2), Linux 6.5),
-    or None where the kernel has no cachestat."""
-    class Range(ctypes.Structure):
-        _fields_ = [('off', ctypes.c_uint64), ('len', ctypes.c_uint64)]
-
-    class Stat(ctypes.Structure):
-        _fields_ = [(f, ctypes.c_uint64) for f in (
-            'nr_cache', 'nr_dirty', 'nr_writeback', 'nr_evicted',
-            'nr_recently_evicted')]
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        r, st = Range(0, 0), Stat()
-        if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(st), 0):
-            return None
-        return st.nr_dirty * os.sysconf('SC_PAGE_SIZE')
-    finally:
-        os.close(fd)
+    """Bytes of path's page cache that are dirty, or None where the kernel
+    has no cachestat(2)."""
+    st = util.cachestat(path)
+    return None if st is None else st['dirty'] * os.sysconf('SC_PAGE_SIZE')
 
 
 def test_growing_file_is_written_behind(tmp_path):
@@ -167,3 +156,46 @@ def test_growing_file_is_written_behind(tmp_path):
             assert inside >= len(new) // 2, inside
             data = data[:16 << 20] + new + data[(48 << 20):]
             assert ru.read_file(big) == data
+
+
+def test_open_for_reading_fetches_the_first_blocks(tmp_path):
+    with util.ext4(tmp_path, 64 << 20, block=4096) as disk:
+        cdir = os.path.join(disk, 'c')
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir)
+        data = ru.pattern(5, 100000)
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            with open(p, 'wb') as f:
+                f.write(data)
+                os.fsync(f.fileno())
+            backing = os.path.join(cdir, ru.cipher_entries(cdir)[0])
+
+            def cached():
+                fd = os.open(backing, os.O_RDONLY)
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                finally:
+                    os.close(fd)
+                return util.cachestat(backing)
+
+            st = cached()
+            if st is None:
+                pytest.skip('no cachestat(2) in this kernel')
+            assert st['cache'] == 0, st   # evicted: clean after the fsync
+            fd = os.open(p, os.O_WRONLY)
+            os.close(fd)
+            time.sleep(0.5)
+            st = util.cachestat(backing)
+            assert st['cache'] == 0, ('fetched for a write-only open', st)
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                deadline = time.monotonic() + 10
+                while util.cachestat(backing)['cache'] == 0:
+                    assert time.monotonic() < deadline, 'nothing fetched'
+                    time.sleep(0.01)
+                pages = util.cachestat(backing)['cache']
+                print('pages fetched before any read:', pages)
+                assert pages * 4096 >= len(data), pages
+                assert os.read(fd, len(data) + 1) == data
+            finally:
+                os.close(fd)

@@ -534,6 +534,31 @@ def ext4(parent, size, block=None):
         subprocess.run(["umount", "-l", d])
 
 
+def cachestat(path):
+    """The page-cache state of path's whole file (cachestat(2), Linux 6.5):
+    pages cached, dirty, under writeback, evicted, recently evicted; None
+    where the kernel has no cachestat."""
+    import ctypes
+
+    class Range(ctypes.Structure):
+        _fields_ = [('off', ctypes.c_uint64), ('len', ctypes.c_uint64)]
+
+    names = ('cache', 'dirty', 'writeback', 'evicted', 'recently_evicted')
+
+    class Stat(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_uint64) for n in names]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        r, st = Range(0, 0), Stat()
+        if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(st), 0):
+            return None
+        return {n: getattr(st, n) for n in names}
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def tmpfs(parent, size):
     """A tmpfs of SIZE (mount's syntax, e.g. "8m") on PARENT/tmpfs, mode
