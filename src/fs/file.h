@@ -29,8 +29,8 @@ void file_attach(struct fs *fs, struct inode *in, int fd, bool rw);
 int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 	      bool *changed);
 void file_release(struct fs *fs, struct inode *in);
-/* After the answer to an open for reading: start reading the backing
- * file's first blocks from a disk (fs->disk), for the READ that follows. */
+/* After the answer to an open for reading on a disk (fs->disk): start
+ * reading the backing file's first blocks, for the READ that follows. */
 void file_prefetch(struct fs *fs, struct inode *in);
 /* Free what file.c keeps for in's open backing fd (when in goes). */
 void file_forget_tail(struct inode *in);

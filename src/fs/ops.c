@@ -420,10 +420,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	/* An open for reading: the backing's first blocks are fetched after
-	 * the answer (a second pin: a RELEASE may come before that). Even
-	 * with keep: the kernel may have dropped its pages since. */
-	prefetch = (fi->flags & O_ACCMODE) != O_WRONLY &&
+	/* An open for reading on a disk: the backing's first blocks are
+	 * fetched after the answer (a second pin: a RELEASE may come before
+	 * that). Even with keep: the kernel may have dropped its pages. */
+	prefetch = fs->disk && (fi->flags & O_ACCMODE) != O_WRONLY &&
 		   !(fi->flags & O_TRUNC);
 	inode_pin(fs, in);
 	if (prefetch)
