@@ -136,6 +136,18 @@ static void size_reaches(struct inode *in, int fd, uint64_t end)
 	}
 }
 
+/* Cut fd's file back to size after a failed change; false (errno set, the
+ * size no longer known) if even that fails. */
+static bool cut_back(struct inode *in, int fd, uint64_t size)
+{
+	if (ftruncate(fd, (off_t)size) == 0) {
+		size_is(in, fd, size);
+		return true;
+	}
+	in->size_known = false;
+	return false;
+}
+
 /* Write len bytes at coff, at or past the end, size, of the backing file;
  * cut it back to size if that fails. */
 static int append_or_undo(struct inode *in, int fd, const uint8_t *ct,
@@ -145,10 +157,7 @@ static int append_or_undo(struct inode *in, int fd, const uint8_t *ct,
 
 	if (!rc) {
 		size_reaches(in, fd, coff + len);
-	} else if (ftruncate(fd, (off_t)size) == 0) {
-		size_is(in, fd, size);
-	} else {
-		in->size_known = false;
+	} else if (!cut_back(in, fd, size)) {
 		log_warn("cannot undo a failed append: %s", strerror(errno));
 	}
 	return rc;
@@ -183,12 +192,8 @@ static int write_across_end(struct fs *fs, struct inode *in, int fd,
 	if (rc)
 		return rc;
 	rc = pwrite_full(fd, ct, old, coff);
-	if (rc) {
-		if (ftruncate(fd, (off_t)size) == 0)
-			size_is(in, fd, size);
-		else
-			in->size_known = false;
-	}
+	if (rc)
+		cut_back(in, fd, size);
 	return rc;
 }
 
@@ -665,12 +670,8 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 	rc = write_blocks_hdr(fs, in, fd, data, len, off, S, NULL, reserved);
 	if (rc && undo.len)
 		unpad_tail(in, fd, &undo);
-	if (rc && grown) {
-		if (ftruncate(fd, (off_t)csize) == 0)
-			size_is(in, fd, csize);
-		else
-			in->size_known = false;
-	}
+	if (rc && grown)
+		cut_back(in, fd, csize);
 	return rc;
 }
 
