@@ -104,7 +104,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 /* chmod/chown/utimens on in: through its directory fd (directories), its
  * parent and name (others), or its open fd (unlinked open files). */
 static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
-		    int to_set)
+		    int to_set, struct stat *now, bool *have_now)
 {
 	struct timespec ts[2];
 	struct stat st;
@@ -190,8 +190,14 @@ static int set_meta(struct fs *fs, struct inode *in, const struct stat *attr,
 	if (in->type == S_IFREG &&
 	    (held ? fstat(fd, &st) :
 		    fstatat(pfd, l.name, &st, AT_SYMLINK_NOFOLLOW)) == 0 &&
-	    st.st_dev == in->dev && st.st_ino == in->ino)
+	    st.st_dev == in->dev && st.st_ino == in->ino) {
 		file_restamp(fs, in, &st);
+		/* through the open fd, as do_getattr would stat it */
+		if (held && now) {
+			*now = st;
+			*have_now = true;
+		}
+	}
 out:
 	if (held)
 		rwlock_unlock(&in->rw);
@@ -226,7 +232,7 @@ static bool kill_priv(fuse_req_t req, struct fs *fs, struct inode *in)
 	if (m == (st.st_mode & 07777))
 		return false;
 	attr.st_mode = m;
-	rc = set_meta(fs, in, &attr, FUSE_SET_ATTR_MODE);
+	rc = set_meta(fs, in, &attr, FUSE_SET_ATTR_MODE, NULL, NULL);
 	if (rc) {
 		log_warn("inode %ju: cannot clear the set-id bits: %s",
 			 (uintmax_t)in->ino, strerror(-rc));
@@ -241,6 +247,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct fs *fs = get_fs(req);
 	struct inode *in = get_in(req, ino);
 	struct stat st;
+	bool have_st = false; /* st is what the reply must carry */
 	int rc = 0;
 
 	/* a truncate; the reply carries the new mode */
@@ -251,8 +258,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		      FUSE_SET_ATTR_GID))
 		rc = set_meta(fs, in, attr,
 			      to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
-					FUSE_SET_ATTR_GID));
+					FUSE_SET_ATTR_GID),
+			      &st, &have_st);
 	if (!rc && (to_set & FUSE_SET_ATTR_SIZE)) {
+		have_st = false;
 		if (in->type != S_IFREG)
 			rc = -EINVAL;
 		else
@@ -260,13 +269,16 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	if (!rc && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
 			      FUSE_SET_ATTR_ATIME_NOW |
-			      FUSE_SET_ATTR_MTIME_NOW)))
+			      FUSE_SET_ATTR_MTIME_NOW))) {
+		have_st = false;
 		rc = set_meta(fs, in, attr,
 			      to_set & (FUSE_SET_ATTR_ATIME |
 					FUSE_SET_ATTR_MTIME |
 					FUSE_SET_ATTR_ATIME_NOW |
-					FUSE_SET_ATTR_MTIME_NOW));
-	if (!rc)
+					FUSE_SET_ATTR_MTIME_NOW),
+			      &st, &have_st);
+	}
+	if (!rc && !have_st)
 		rc = do_getattr(fs, in, &st, fi);
 	fe_reply_attr(req, rc, in, &st);
 }

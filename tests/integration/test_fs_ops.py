@@ -134,6 +134,7 @@ def test_meta_through_open_descriptors(vfs):
         assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (1234, 5678,
                                                                 0o751)
         assert (st.st_atime_ns, st.st_mtime_ns) == (at, mt)
+        assert st.st_size == len(b"tar member")
         if not vfs.plaintextnames:
             back = os.stat(util.only_backing_file(vfs.cipherdir))
             assert (back.st_uid, back.st_gid) == (1234, 5678)
