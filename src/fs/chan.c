@@ -158,16 +158,20 @@ static void score_add(struct chan *c, int d)
 }
 
 /* Poll poll_fd until a request comes or the time is up. Returns the read's
- * result, or -1 with errno EAGAIN when nothing came. */
-static ssize_t poll_for_request(struct chan *c, void *buf, size_t len)
+ * result, or -1 with errno EAGAIN when nothing came; *waited says whether
+ * the queue was found empty first. */
+static ssize_t poll_for_request(struct chan *c, void *buf, size_t len,
+				bool *waited)
 {
 	int64_t end = now_ns() + c->spin_ns;
 	ssize_t n;
 
+	*waited = false;
 	for (;;) {
 		n = read(c->poll_fd, buf, len);
 		if (n >= 0 || errno != EAGAIN || now_ns() >= end)
 			return n;
+		*waited = true;
 		sched_yield();
 	}
 }
@@ -371,6 +375,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 	struct chan *c = g_chan;
 	ssize_t n = -1;
 	int err = EAGAIN;
+	bool waited = true; /* a blocking read waits for an empty queue */
 
 	(void)userdata;
 	if (t_busy) {
@@ -400,7 +405,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		t_lead = true;
 	}
 	if (worth_polling(c)) {
-		n = poll_for_request(c, buf, len);
+		n = poll_for_request(c, buf, len, &waited);
 		err = errno;
 		score_add(c, n >= 0 ? 1 : err == EAGAIN ? -SCORE_MISS : 0);
 	}
@@ -420,7 +425,12 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		t_busy = true;
 		t_init = is_init(buf, (size_t)n);
 		count_quiet(c, buf, (size_t)n);
-		if (!is_quick(buf, (size_t)n) || more_queued(c)) {
+		/* A request that came to a queue found empty is rarely
+		 * followed by another at once (a program waiting for each
+		 * answer): spare it the question. The next read, finding a
+		 * request at once, asks. */
+		if (!is_quick(buf, (size_t)n) ||
+		    (!waited && more_queued(c))) {
 			t_lead = false;
 			atomic_fetch_add(&c->handed_on, 1);
 			sem_post(&c->baton);
