@@ -591,9 +591,10 @@ static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
  * the file as it was, not longer by the padding. */
 struct pad_undo {
 	uint8_t ct[PBS + 64];
-	size_t len;	  /* 0: nothing padded */
+	size_t len;	  /* 0: nothing padded, or nothing to put back */
 	uint64_t off;	  /* where the block's ciphertext starts */
 	uint64_t csize;	  /* the backing file's size before */
+	uint64_t padded;  /* its size after the padding, 0: not padded */
 };
 
 static int pad_tail_undoably(struct fs *fs, struct inode *in, int fd,
@@ -604,6 +605,7 @@ static int pad_tail_undoably(struct fs *fs, struct inode *in, int fd,
 	int rc;
 
 	u->len = 0;
+	u->padded = 0;
 	if (*S % PBS == 0 || target_block <= *S / PBS)
 		return 0;
 	u->off = content_block_cipher_off(fs->content, *S / PBS);
@@ -616,6 +618,8 @@ static int pad_tail_undoably(struct fs *fs, struct inode *in, int fd,
 	rc = pad_last_block(fs, in, fd, S, target_block);
 	if (rc)
 		u->len = 0;
+	else
+		u->padded = content_plain_to_cipher_size(fs->content, *S);
 	return rc;
 }
 
@@ -670,8 +674,10 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 	rc = write_blocks_hdr(fs, in, fd, data, len, off, S, NULL, reserved);
 	if (rc && undo.len)
 		unpad_tail(in, fd, &undo);
+	/* A padded block whose old ciphertext could not be kept stays
+	 * padded: cutting into it would lose its data. */
 	if (rc && grown)
-		cut_back(in, fd, csize);
+		cut_back(in, fd, undo.padded && !undo.len ? undo.padded : csize);
 	return rc;
 }
 

@@ -112,6 +112,7 @@ class Mount:
         self.logpath = logpath or mnt.rstrip('/') + '.log'
         self.proc = None
         self.logs = []  # text of previous runs of this Mount
+        self.env = {}   # added to the daemon's environment
 
     def cmdline(self):
         return [VEILFS, '-fg', '-passfile', self.passfile] + self.args + \
@@ -120,9 +121,10 @@ class Mount:
     def start(self, timeout=20):
         os.makedirs(self.mnt, exist_ok=True)
         self.logf = open(self.logpath, 'ab')
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(self.cmdline(), stdin=subprocess.DEVNULL,
                                      stdout=self.logf,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if os.path.ismount(self.mnt):

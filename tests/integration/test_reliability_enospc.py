@@ -229,3 +229,55 @@ def test_early_answers_stop_before_the_disk_is_full(tmp_path):
                             log)
         assert counts, 'no summary in the -d log'
         assert int(counts[-1][1]) > 0, counts
+
+
+def test_failed_early_answer_keeps_the_padded_block(tmp_path):
+    """A write past the end of a file with a partial last block pads that
+    block first; on ext4 it is then answered before it is written. If
+    that write fails afterwards and the old ciphertext of the padded block
+    could not be read to be put back (two faults, made here by
+    tests/tools/faultshim), the file is cut back to the end of the padded
+    block, not into it: every byte written before reads back, the padding
+    reads as zeros, and fsync reports the failure. (Cutting to the old
+    size once left the padded block torn: EIO on bytes 8192-9999.)"""
+    faults = os.path.join(str(tmp_path), 'faults')
+    os.mkdir(faults)
+    with util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096) as disk:
+        cdir = os.path.join(disk, 'c')
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir)
+        m.env = {'LD_PRELOAD': ru.tool('faultshim.so'),
+                 'VEILFS_FAULT_DIR': faults}
+        if os.environ.get('VEILFS_SANITIZED'):
+            m.env['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') +
+                                     ':verify_asan_link_order=0')
+        old = ru.pattern(21, 10000)
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            with open(p, 'wb') as f:
+                f.write(old)
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            fd = os.open(p, os.O_RDWR)
+            try:
+                for what in ('pread', 'pwrite'):
+                    open(os.path.join(faults, what), 'w').close()
+                try:
+                    os.pwrite(fd, ru.pattern(22, 128 << 10), 12288)
+                    with pytest.raises(OSError) as ei:
+                        os.fsync(fd)
+                    assert ei.value.errno == errno.ENOSPC, ei.value
+                except OSError as e:  # answered only when written
+                    assert e.errno == errno.ENOSPC, e
+                assert os.listdir(faults) == [], 'a fault was not made'
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                got = os.pread(fd, 1 << 20, 0)
+            finally:
+                os.close(fd)
+            assert got[:len(old)] == old
+            assert got[len(old):] == bytes(len(got) - len(old))
+            assert len(got) in (len(old), 12288), len(got)
+        assert 'faultshim: pread' in m.log() and \
+            'faultshim: pwrite' in m.log(), m.log()[-2000:]
+        with m:
+            got = ru.read_file(os.path.join(m.mnt, 'f'))
+            assert got[:len(old)] == old and len(got) in (len(old), 12288)
