@@ -146,6 +146,15 @@ def _leave_free(backing, keep):
     return path
 
 
+def _file_written_and_closed(m, data):
+    """Write data to file f of Mount m in a mount of its own (so that the
+    next mount has no kept tail of it); return data."""
+    with m:
+        with open(os.path.join(m.mnt, 'f'), 'wb') as f:
+            f.write(data)
+    return data
+
+
 @pytest.mark.parametrize('prealloc', [True, False],
                          ids=['prealloc', 'noprealloc'])
 @pytest.mark.parametrize('case', ['across_end', 'past_a_gap'])
@@ -161,11 +170,7 @@ def test_failed_write_leaves_file_as_it_was(tmp_path, prealloc, case):
         cdir = os.path.join(disk, 'c')
         args = [] if prealloc else ['-noprealloc']
         m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir, mount_args=args)
-        old = ru.pattern(7, 5000)
-        with m:
-            p = os.path.join(m.mnt, 'f')
-            with open(p, 'wb') as f:
-                f.write(old)
+        old = _file_written_and_closed(m, ru.pattern(7, 5000))
         with m:
             p = os.path.join(m.mnt, 'f')
             assert ru.read_file(p) == old   # page cache warm
@@ -250,11 +255,7 @@ def test_failed_early_answer_keeps_the_padded_block(tmp_path):
         if os.environ.get('VEILFS_SANITIZED'):
             m.env['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') +
                                      ':verify_asan_link_order=0')
-        old = ru.pattern(21, 10000)
-        with m:
-            p = os.path.join(m.mnt, 'f')
-            with open(p, 'wb') as f:
-                f.write(old)
+        old = _file_written_and_closed(m, ru.pattern(21, 10000))
         with m:
             p = os.path.join(m.mnt, 'f')
             fd = os.open(p, os.O_RDWR)
