@@ -23,8 +23,6 @@
 #include "fs/inode.h"
 #include "fs/xattr.h"
 
-#define FH_APPEND 1u
-
 static struct fs *get_fs(fuse_req_t req)
 {
 	return fe_fs(req);
@@ -394,7 +392,6 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
  * would land at the real end on its own, between the other's records. */
 static void set_append_io(struct fs *fs, struct fuse_file_info *fi)
 {
-	fi->fh = (fi->flags & O_APPEND) ? FH_APPEND : 0;
 	if (fs->opt.sharedstorage && (fi->flags & O_APPEND))
 		fi->direct_io = 1;
 }
@@ -542,8 +539,15 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	 * takes no lock the kernel holds while it waits for this write. */
 	if (!fi->writepage && kill_priv(req, fs, in))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	/* Only -sharedstorage appends at the backing's own end (another
+	 * mount may have appended); elsewhere the kernel's offset is right.
+	 * The write's flags are the file's now (fcntl may have cleared
+	 * O_APPEND since the open), and page writeback (mmap) always has
+	 * its offset. */
 	rc = file_write(fs, in, (const uint8_t *)buf, size, (uint64_t)off,
-			fi->fh & FH_APPEND, &ack);
+			fs->opt.sharedstorage && !fi->writepage &&
+				(fi->flags & O_APPEND),
+			&ack);
 	if (ack.done)
 		return;
 	if (rc)

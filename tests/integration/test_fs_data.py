@@ -6,6 +6,7 @@ SEEK_DATA/SEEK_HOLE, fsync, fallocate. Contents are checked against an
 in-memory model of the file."""
 
 import errno
+import fcntl
 import itertools
 import mmap
 import os
@@ -556,3 +557,53 @@ def test_copy_file_range_and_sendfile(vfs, tmp_path):
     assert read_file(outside) == data
     shutil.copyfile(outside, vfs.p("copy3"))
     assert read_file(vfs.p("copy3")) == data
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["", "sharedstorage"])
+def test_append_handle_writes_where_told_once_o_append_is_off(mounter,
+                                                              shared):
+    """A handle opened with O_APPEND appends while the flag is on; once
+    fcntl clears it, a pwrite lands at its offset (it once went to the end
+    of the file), also with -sharedstorage, where appends go to the
+    backing's own end."""
+    cd = mounter.init(("-gcm",))
+    args = ["-passfile", mounter.passfile] + (["-sharedstorage"] if shared
+                                              else [])
+    m = mounter.mount(cd, args=args)
+    p = m.p("f")
+    write_file(p, b"." * 8192)
+    fd = os.open(p, os.O_RDWR | os.O_APPEND)
+    try:
+        os.write(fd, b"tail")
+        fcntl.fcntl(fd, fcntl.F_SETFL, 0)
+        os.pwrite(fd, b"AT-ZERO", 0)
+    finally:
+        os.close(fd)
+    want = b"AT-ZERO" + b"." * (8192 - 7) + b"tail"
+    assert read_file(p) == want
+    mounter.unmount(m)
+    assert read_file(mounter.mount(cd, args=args).p("f")) == want
+
+
+def test_mmap_write_through_an_append_handle_stays_in_place(mounter):
+    """Pages written through a shared mapping of a file opened with
+    O_RDWR | O_APPEND (fopen's "a+") are written back where they are in
+    the file, not appended at its end."""
+    cd = mounter.init(("-gcm",))
+    args = ["-passfile", mounter.passfile]
+    m = mounter.mount(cd, args=args)
+    p = m.p("f")
+    write_file(p, b"." * 8192)
+    fd = os.open(p, os.O_RDWR | os.O_APPEND)
+    try:
+        with mmap.mmap(fd, 8192) as mm:
+            mm[0:6] = b"HEADER"
+            mm.flush()
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    want = b"HEADER" + b"." * (8192 - 6)
+    assert os.path.getsize(p) == 8192
+    assert read_file(p) == want
+    mounter.unmount(m)
+    assert read_file(mounter.mount(cd, args=args).p("f")) == want
