@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "fs/chan.h"
 #include "fs/ctlsock.h"
+#include "fs/ahead.h"
 #include "fs/dir.h"
 #include "fs/fe.h"
 #include "fs/fs.h"
@@ -602,6 +603,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		atomic_load(&fs->acks_on_room));
 	idle_stop(idle);
 	ctlsock_stop(ctl);
+	ahead_stop(fs);
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
@@ -611,6 +613,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 fail:
 	idle_stop(idle);
 	ctlsock_stop(ctl);
+	ahead_stop(fs);
 	if (mounted)
 		fuse_session_unmount(se);
 	if (sig)

@@ -17,6 +17,7 @@
 #include <fuse_lowlevel.h>
 
 #include "common/log.h"
+#include "fs/ahead.h"
 #include "fs/dir.h"
 #include "fs/fe.h"
 #include "fs/file.h"
@@ -453,6 +454,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (prefetch) {
 		file_prefetch(fs, in);
+		ahead_opened(fs, in);
 		inode_unpin(fs, in);
 	}
 }

@@ -27,7 +27,9 @@ them all dirty (the kernel waits 30 s or for GiBs of dirty pages).
 
 An open for reading starts the disk's read of the backing file's first
 blocks (src/fs/file.c file_prefetch), for the READ that follows it one
-round trip later; an open for writing only does not.
+round trip later; an open for writing only does not. Two opens for reading
+in a row in one directory start reading ahead across the directory's
+next files (src/fs/ahead.c); one open does not.
 
 Needs root (loop mount) and e2fsprogs.
 """
@@ -199,3 +201,86 @@ def test_open_for_reading_fetches_the_first_blocks(tmp_path):
                 assert os.read(fd, len(data) + 1) == data
             finally:
                 os.close(fd)
+
+
+def _evict(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def test_opens_in_a_row_read_ahead_across_the_directory(tmp_path):
+    """After two files of a directory are opened for reading, the first
+    blocks of the files listed after the second are fetched from the disk
+    before anything opens them; a FIFO and a subdirectory among them are
+    passed over. A single open in another directory fetches nothing
+    else."""
+    with util.ext4(tmp_path, 64 << 20, block=4096) as disk:
+        cdir = os.path.join(disk, 'c')
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir)
+        with m:
+            for dname in ('d', 'e'):
+                d = os.path.join(m.mnt, dname)
+                os.mkdir(d)
+                for i in range(24):
+                    with open(os.path.join(d, 'f%02d' % i), 'wb') as f:
+                        f.write(ru.pattern(i, 20000))
+            os.mkfifo(os.path.join(m.mnt, 'd', 'pipe'))
+            os.mkdir(os.path.join(m.mnt, 'd', 'sub'))
+            os.sync()
+
+            def backing_of(dname):
+                """(plain name, backing path) of every entry, in the
+                backing directory's listing order (matched by inode
+                number, which the mount passes through)."""
+                pdir = os.path.join(m.mnt, dname)
+                bdir = [os.path.join(cdir, e) for e in ru.cipher_entries(cdir)
+                        if os.stat(os.path.join(cdir, e)).st_ino ==
+                        os.stat(pdir).st_ino][0]
+                plain = {os.lstat(os.path.join(pdir, p)).st_ino: p
+                         for p in os.listdir(pdir)}
+                out = [(plain[os.lstat(os.path.join(bdir, b)).st_ino],
+                        os.path.join(bdir, b))
+                       for b in os.listdir(bdir) if b != 'gocryptfs.diriv']
+                assert len(out) == len(plain), (out, plain)
+                return out
+
+            entries = {n: backing_of(n) for n in ('d', 'e')}
+            files = {n: [(p, b) for p, b in entries[n]
+                         if p.startswith('f')] for n in entries}
+            for n in files:
+                for _, b in files[n]:
+                    _evict(b)
+            if util.cachestat(files['d'][0][1]) is None:
+                pytest.skip('no cachestat(2) in this kernel')
+            for n in files:
+                for p, b in files[n]:
+                    assert util.cachestat(b)['cache'] == 0, (n, p)
+
+            # one open in e: its own blocks only
+            first, rest = files['e'][0], files['e'][1:]
+            with open(os.path.join(m.mnt, 'e', first[0]), 'rb'):
+                time.sleep(0.5)
+            assert [p for p, b in rest if util.cachestat(b)['cache']] == []
+
+            # two in d: the files after the second
+            a, b2 = files['d'][0], files['d'][1]
+            with open(os.path.join(m.mnt, 'd', a[0]), 'rb'):
+                pass
+            with open(os.path.join(m.mnt, 'd', b2[0]), 'rb'):
+                after = files['d'][2:]
+                deadline = time.monotonic() + 10
+                while True:
+                    cold = [p for p, b in after
+                            if util.cachestat(b)['cache'] == 0]
+                    if not cold:
+                        break
+                    assert time.monotonic() < deadline, ('not fetched',
+                                                         cold)
+                    time.sleep(0.02)
+            assert os.path.exists(os.path.join(m.mnt, 'd', 'pipe'))
+            for p, b in files['d']:
+                with open(os.path.join(m.mnt, 'd', p), 'rb') as f:
+                    assert f.read() == ru.pattern(int(p[1:]), 20000)
