@@ -301,21 +301,51 @@ static void release_dir(struct fs *fs, struct dir_handle *h)
  * OPENDIR nor RELEASEDIR again (two round trips per directory opened),
  * keeps listings by itself (FUSE's default without opendir) and sends
  * READDIR without a handle. A listing is read into a snapshot at offset 0,
- * which waits here between its READDIRs, keyed by the directory, until a
- * READDIR finds its end; PARKED_MAX at a time, the oldest dropped (a
- * listing abandoned midway: the next READDIR of it reads the directory
- * anew). Protected by fs->lock. */
+ * which waits here between its READDIRs until a READDIR finds its end. Two
+ * programs may list one directory at once, so a listing has an id of its
+ * own, which its entries' offsets carry (LISTING_OFF): the next READDIR of
+ * a listing finds its own snapshot, never another's (where entries
+ * removed meanwhile would shift every later one). PARKED_MAX at a time,
+ * PARKED_PER_DIR of one directory, the oldest dropped (a listing abandoned
+ * midway, or continued after its snapshot was dropped: the next READDIR
+ * of it reads the directory anew and goes on at the same index).
+ * Protected by fs->lock. */
 #define PARKED_MAX 16
+#define PARKED_PER_DIR 4
 struct dir_parked {
 	struct inode *dir; /* NULL: a free slot */
 	dev_t dev;
 	ino_t ino;
+	uint32_t id; /* the listing's */
 	unsigned long age;
 	struct dir_list dl;
 };
 
-/* The snapshot parked for dir into *dl, if any. */
-static void parked_take(struct fs *fs, struct inode *dir, struct dir_list *dl)
+/* The offset after entry i of listing id: the id in the upper half, below
+ * 2^31 so that an offset is never negative. */
+#define LISTING_OFF(id, i) ((off_t)((uint64_t)(id) << 32 | ((i) + 1)))
+#define LISTING_ID(off) ((uint32_t)((uint64_t)(off) >> 32))
+#define LISTING_INDEX(off) ((size_t)((uint64_t)(off) & 0xffffffffu))
+
+static uint32_t new_listing_id(void)
+{
+	static atomic_uint next;
+	uint32_t id;
+
+	do
+		id = atomic_fetch_add(&next, 1) & 0x7fffffffu;
+	while (!id);
+	return id;
+}
+
+static bool parked_is(const struct dir_parked *p, const struct inode *dir)
+{
+	return p->dir == dir && p->dev == dir->dev && p->ino == dir->ino;
+}
+
+/* The snapshot parked for listing id of dir into *dl, if any. */
+static void parked_take(struct fs *fs, struct inode *dir, uint32_t id,
+			struct dir_list *dl)
 {
 	struct dir_parked *p;
 	size_t i;
@@ -323,7 +353,7 @@ static void parked_take(struct fs *fs, struct inode *dir, struct dir_list *dl)
 	pthread_mutex_lock(&fs->lock);
 	for (i = 0; fs->parked && i < PARKED_MAX; i++) {
 		p = &fs->parked[i];
-		if (p->dir == dir && p->dev == dir->dev && p->ino == dir->ino) {
+		if (parked_is(p, dir) && p->id == id) {
 			*dl = p->dl;
 			memset(p, 0, sizeof(*p));
 			break;
@@ -332,34 +362,45 @@ static void parked_take(struct fs *fs, struct inode *dir, struct dir_list *dl)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-/* Park dl for dir (taken over; freed if there is no room). */
-static void parked_put(struct fs *fs, struct inode *dir, struct dir_list *dl)
+/* Park dl as listing id of dir (taken over; freed if there is no room). */
+static void parked_put(struct fs *fs, struct inode *dir, uint32_t id,
+		       struct dir_list *dl)
 {
-	struct dir_parked *p = NULL;
+	struct dir_parked *p = NULL, *mine = NULL;
 	struct dir_list old = { 0 };
 	static unsigned long clock;
+	unsigned of_dir = 0;
 	size_t i;
 
 	pthread_mutex_lock(&fs->lock);
 	if (!fs->parked)
 		fs->parked = calloc(PARKED_MAX, sizeof(*fs->parked));
-	/* One snapshot per directory (two listings of it at once: the later
-	 * one's), else a free slot, else the oldest. */
+	/* The listing's own slot; else, with PARKED_PER_DIR of this
+	 * directory parked, the oldest of them; else a free slot, else the
+	 * oldest. */
 	for (i = 0; fs->parked && i < PARKED_MAX; i++) {
 		struct dir_parked *q = &fs->parked[i];
 
-		if (q->dir == dir && q->dev == dir->dev && q->ino == dir->ino) {
-			p = q;
-			break;
+		if (parked_is(q, dir)) {
+			if (q->id == id) {
+				p = q;
+				break;
+			}
+			of_dir++;
+			if (!mine || q->age < mine->age)
+				mine = q;
 		}
 		if (!p || !q->dir || (p->dir && q->age < p->age))
 			p = q;
 	}
+	if (i == PARKED_MAX && of_dir >= PARKED_PER_DIR)
+		p = mine;
 	if (p) {
 		old = p->dl;
 		p->dir = dir;
 		p->dev = dir->dev;
 		p->ino = dir->ino;
+		p->id = id;
 		p->age = ++clock;
 		p->dl = *dl;
 	} else {
@@ -477,6 +518,12 @@ static bool listing_full(struct fs *fs, struct inode *dir,
 	return full;
 }
 
+/* The offset after entry i: with a handle its index, else LISTING_OFF. */
+static off_t next_off(const struct dir_handle *h, uint32_t id, size_t i)
+{
+	return h ? (off_t)(i + 1) : LISTING_OFF(id, i);
+}
+
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
@@ -487,14 +534,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_entry_param e;
 	struct stat st;
 	char *buf = NULL;
-	size_t pos = 0, i, ent;
+	size_t pos = 0, i, ent, start = (size_t)off;
+	uint32_t id = 0;
 	int rc = 0, dfd = -1;
 	bool full = false;
 
-	/* At offset 0 a listing starts anew: a snapshot still parked for dir
-	 * (a listing abandoned midway) goes. */
-	if (!h)
-		parked_take(fs, dir, &own);
+	/* Without a handle: a listing's id and index are in its offsets; at
+	 * offset 0 one starts with an id of its own. */
+	if (!h && off == 0) {
+		id = new_listing_id();
+	} else if (!h) {
+		id = LISTING_ID(off);
+		start = LISTING_INDEX(off);
+		parked_take(fs, dir, id, &own);
+	}
 	if (off == 0 || !dl->ents) {
 		dir_list_free(dl);
 		rc = fs->fe->list_load(fs, dir, dl);
@@ -517,7 +570,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			goto out;
 		}
 	}
-	for (i = (size_t)off; i < dl->n; i++) {
+	for (i = start; i < dl->n; i++) {
 		struct dir_ent *d = &dl->ents[i];
 		struct inode *in = NULL;
 
@@ -526,7 +579,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			st.st_ino = d->ino;
 			st.st_mode = (mode_t)d->type << 12;
 			ent = fuse_add_direntry(req, buf + pos, size - pos,
-						d->name, &st, (off_t)(i + 1));
+						d->name, &st, next_off(h, id, i));
 		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..") ||
 			   (!full && may_be_bare(d))) {
 			/* No node id: the kernel takes name, number and
@@ -536,7 +589,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			e.attr.st_mode = (mode_t)d->type << 12;
 			ent = fuse_add_direntry_plus(req, buf + pos,
 						     size - pos, d->name, &e,
-						     (off_t)(i + 1));
+						     next_off(h, id, i));
 		} else {
 			rc = fs->fe->list_entry(fs, dir, dfd, d, &in, &st);
 			if (rc == 1) {
@@ -548,7 +601,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fe_fill_entry(fs, &e, in, &st);
 			ent = fuse_add_direntry_plus(req, buf + pos,
 						     size - pos, d->name, &e,
-						     (off_t)(i + 1));
+						     next_off(h, id, i));
 		}
 		if (ent > size - pos) {
 			if (in)
@@ -566,7 +619,7 @@ out:
 	 * would otherwise find none, read the directory anew and leave this
 	 * one parked, stale, for a later listing to continue from. */
 	if (!h && pos && !rc)
-		parked_put(fs, dir, &own);
+		parked_put(fs, dir, id, &own);
 	else
 		dir_list_free(&own);
 	if (rc && !pos)

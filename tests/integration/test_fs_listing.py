@@ -234,3 +234,68 @@ def test_probe_is_a_directory_that_decides(mounter):
                                        "-fusedebug"])
     assert _ls(m.p()) == want
     assert _lookups(m) <= 6, m.log()[-3000:]
+
+
+def _getdents(fd, size=4096):
+    """One getdents64 call: the names it returned ([] at the end)."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(size)
+    n = libc.syscall(217, fd, buf, size)  # SYS_getdents64 on x86-64
+    if n < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    raw, out, pos = buf.raw[:n], [], 0
+    while pos < n:
+        reclen = struct.unpack_from("<H", raw, pos + 16)[0]
+        out.append(raw[pos + 19:pos + reclen].split(b"\0", 1)[0].decode())
+        pos += reclen
+    return out
+
+
+@pytest.mark.parametrize("shared", [False, True],
+                         ids=["", "sharedstorage"])
+def test_two_listings_at_once_each_see_every_entry(mounter, shared):
+    """Program A has read the first part of a directory's listing; 20 of
+    the entries it got are removed and program B lists the directory
+    from the start; A then reads on: it gets every entry that existed all
+    along, once (A once went on in B's listing, where the removed
+    entries shifted the rest: 20 entries were missing)."""
+    cd = mounter.init(("-gcm",))
+    args = ["-passfile", mounter.passfile] + (["-sharedstorage"] if shared
+                                              else [])
+    m = mounter.mount(cd, args=args)
+    d = m.p("d")
+    os.mkdir(d)
+    names = ["f%04d" % i for i in range(400)]
+    for n in names:
+        open(os.path.join(d, n), "w").close()
+    fa = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    fb = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        first = _getdents(fa)
+        gone = [n for n in first if n.startswith("f")][:20]
+        assert len(gone) == 20, first
+        for n in gone:
+            os.unlink(os.path.join(d, n))
+        b_seen = []
+        while True:
+            c = _getdents(fb)
+            if not c:
+                break
+            b_seen += c
+        rest = []
+        while True:
+            c = _getdents(fa)
+            if not c:
+                break
+            rest += c
+    finally:
+        os.close(fa)
+        os.close(fb)
+    seen = [n for n in first + rest if n not in (".", "..")]
+    kept = set(names) - set(gone)
+    assert sorted(kept - set(seen)) == []
+    assert len(seen) == len(set(seen))
+    assert sorted(n for n in b_seen if n not in (".", "..")) == sorted(kept)
