@@ -553,8 +553,16 @@ int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
 	}
 	a.name = l.name;
 	rc = make_entry(dfd, &dn, make_link, &a);
-	if (!rc)
+	if (!rc) {
+		/* A write answered before it was written holds rw until it
+		 * is: the reply's times (the kernel keeps them) are after
+		 * it. */
+		if (in->type == S_IFREG)
+			rwlock_rdlock(&in->rw);
 		rc = finish_new(fs, dir, dfd, &dn, NULL, out, st);
+		if (in->type == S_IFREG)
+			rwlock_unlock(&in->rw);
+	}
 	dirfd_put(fs, l.parent);
 out_dfd:
 	dirfd_put(fs, dir);

@@ -1248,3 +1248,44 @@ def test_reverse_sees_plaintext_changes(mounter, tmp_path):
         eventually(lambda: set(os.listdir(v.mnt)) == before and
                    not os.path.lexists(v.p(new)), "the file gone")
         mounter.unmount(v)
+
+
+def test_link_during_an_answered_write_shows_its_times(tmp_path):
+    """A write of whole blocks at the end is answered before it is
+    written; a hard link made meanwhile must answer with the file's times
+    after the write, which the kernel then keeps (it once answered with
+    the times before it: stat of either name showed an mtime older than
+    the file's for as long as the kernel kept it). The write is held back
+    300 ms in the daemon by tests/tools/faultshim."""
+    import threading
+
+    import reliab_util as ru
+
+    faults = str(tmp_path / "faults")
+    os.mkdir(faults)
+    m = ru.new_fs(tmp_path, "gcm")
+    m.env = {"LD_PRELOAD": ru.tool("faultshim.so"),
+             "VEILFS_FAULT_DIR": faults}
+    if os.environ.get("VEILFS_SANITIZED"):
+        m.env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
+                                 ":verify_asan_link_order=0")
+    with m:
+        f = os.path.join(m.mnt, "f")
+        write_file(f, b"a" * 131072)
+        fd = os.open(f, os.O_WRONLY)
+        try:
+            open(os.path.join(faults, "delay"), "w").close()
+            os.pwrite(fd, b"b" * 131072, 131072)
+            # answered early: the backing write still waits in the daemon
+            os.link(f, os.path.join(m.mnt, "g"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        assert os.listdir(faults) == [], "the write was not delayed"
+        back = os.stat(os.path.join(m.cipherdir, ru.cipher_entries(
+            m.cipherdir)[0]))
+        for name in ("f", "g"):
+            st = os.stat(os.path.join(m.mnt, name))
+            assert st.st_mtime_ns == back.st_mtime_ns, name
+            assert st.st_size == 262144
+    assert "faultshim: pwrite" in m.log()

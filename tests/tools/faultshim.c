@@ -7,7 +7,8 @@
  * found there (the file is removed when used):
  *   pread   the next pread of 1..4200 bytes at an offset > 0 fails, EIO
  *           (a block's ciphertext, never a file header);
- *   pwrite  the next pwrite of 64 KiB or more fails, ENOSPC.
+ *   pwrite  the next pwrite of 64 KiB or more fails, ENOSPC;
+ *   delay   the next pwrite of 64 KiB or more waits 300 ms first.
  * Every failure it makes is written to stderr ("faultshim: ...").
  */
 /* Both the 32-bit-offset names and the 64-bit ones are defined here. */
@@ -57,6 +58,11 @@ static ssize_t fault_pwrite(const char *sym, int fd, const void *buf,
 			fd, n, (long long)off);
 		errno = ENOSPC;
 		return -1;
+	}
+	if (n >= 65536 && take("delay")) {
+		fprintf(stderr, "faultshim: pwrite(%d, %zu, %lld): delayed\n",
+			fd, n, (long long)off);
+		usleep(300000);
 	}
 	return real(fd, buf, n, off);
 }
