@@ -8,7 +8,7 @@
  * background thread walks that backing directory from the second file on
  * (in the backing's listing order: the order in which find, tar, cp and
  * rsync see the mount's entries) and, for up to AHEAD_FILES regular files
- * and AHEAD_BYTES, opens each and asks for its first PREFETCH blocks
+ * and AHEAD_BYTES, opens each and asks for its first FILE_PREFETCH_BYTES
  * (POSIX_FADV_WILLNEED: submitted, not waited for), so that the disk
  * reads the next files' inodes and first blocks while the program still
  * works on this one. Every AHEAD_FILES / 2 further opens in the directory
@@ -19,33 +19,32 @@
  * Safety: the directory is reached through an fd of its own taken from
  * the directory-fd cache, every entry relative to it, first as a path only
  * (O_PATH | O_NOFOLLOW) and opened for reading only once fstat says it is
- * a regular file (open_regular); at most AHEAD_SCAN entries of a directory
+ * a regular file (openreg_at); at most AHEAD_SCAN entries of a directory
  * are looked at per job, so a huge or hostile directory costs a bounded
  * amount of work.
  */
 #include "fs/ahead.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/openreg.h"
 #include "crypto/names.h"
+#include "fs/file.h"
 #include "fs/inode.h"
 
 #define AHEAD_FILES 64
 #define AHEAD_BYTES (16u << 20)
 #define AHEAD_SCAN 4096
-#define PREFETCH (528u << 10) /* as file.c's PREFETCH_BYTES */
 
 struct ahead {
 	pthread_mutex_t lock;
@@ -70,26 +69,6 @@ static struct ahead g_ahead = {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.job_fd = -1,
 };
-
-/* Open the entry name of dfd for reading if it is a regular file, never
- * anything else, not even for a moment (opening a device can act on it):
- * first as a path only, then, once fstat says regular, that same inode
- * again through /proc. Returns the fd (its stat in *st) or -1. */
-static int open_regular(int dfd, const char *name, struct stat *st)
-{
-	char proc[32];
-	int pfd, fd = -1;
-
-	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0)
-		return -1;
-	if (fstat(pfd, st) == 0 && S_ISREG(st->st_mode)) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-		fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	}
-	close(pfd);
-	return fd;
-}
 
 /* Prefetch the files of the directory dfd after the entry named after
  * (none: from the start), until the caps or a newer job. */
@@ -118,13 +97,16 @@ static void stretch(struct fs *fs, int dfd, const char *after, bool root,
 		if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
 		    names_is_internal(fs->names, e->d_name, root))
 			continue;
-		fd = open_regular(dirfd(d), e->d_name, &st);
+		fd = openreg_at(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK,
+				false, &st);
 		if (fd < 0)
 			continue;
-		(void)posix_fadvise(fd, 0, PREFETCH, POSIX_FADV_WILLNEED);
+		(void)posix_fadvise(fd, 0, FILE_PREFETCH_BYTES,
+				    POSIX_FADV_WILLNEED);
 		files++;
-		bytes += (uint64_t)st.st_size < PREFETCH ? (uint64_t)st.st_size :
-							    PREFETCH;
+		bytes += (uint64_t)st.st_size < FILE_PREFETCH_BYTES ?
+				 (uint64_t)st.st_size :
+				 FILE_PREFETCH_BYTES;
 		close(fd);
 		if (__atomic_load_n(&g_ahead.jobs, __ATOMIC_RELAXED) != job ||
 		    __atomic_load_n(&g_ahead.stop, __ATOMIC_RELAXED))

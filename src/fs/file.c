@@ -1125,10 +1125,6 @@ static void write_behind(struct fs *fs, struct inode *in, uint64_t before)
 	in->wb_page = (uint32_t)(from >> 12);
 }
 
-/* The ciphertext of the first READ of a file read from its start: the
- * mount's read-ahead (fs.c, 512 KiB) of plaintext. */
-#define PREFETCH_BYTES (528u << 10)
-
 /* The kernel sends a file's first READ one round trip after the answer to
  * its OPEN; a READ of a file on a disk that is not in the page cache then
  * waits for the disk. Starting the disk's read of the first blocks right
@@ -1141,7 +1137,7 @@ void file_prefetch(struct fs *fs, struct inode *in)
 	(void)fs;
 	rwlock_rdlock(&in->rw);
 	if (in->fd >= 0)
-		(void)posix_fadvise(in->fd, 0, PREFETCH_BYTES,
+		(void)posix_fadvise(in->fd, 0, FILE_PREFETCH_BYTES,
 				    POSIX_FADV_WILLNEED);
 	rwlock_unlock(&in->rw);
 }

@@ -32,6 +32,11 @@ void file_release(struct fs *fs, struct inode *in);
 /* After the answer to an open for reading on a disk (fs->disk): start
  * reading the backing file's first blocks, for the READ that follows. */
 void file_prefetch(struct fs *fs, struct inode *in);
+
+/* What file_prefetch fetches, and ahead.c of the files it reads ahead: the
+ * ciphertext of the first READ of a file read from its start, the mount's
+ * read-ahead (fs.c, 512 KiB) of plaintext. */
+#define FILE_PREFETCH_BYTES (528u << 10)
 /* Free what file.c keeps for in's open backing fd (when in goes). */
 void file_forget_tail(struct inode *in);
 /* After a change of in's attributes made through us (chmod, chown, utimens,
