@@ -375,7 +375,7 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 	struct chan *c = g_chan;
 	ssize_t n = -1;
 	int err = EAGAIN;
-	bool waited = true; /* a blocking read waits for an empty queue */
+	bool waited = false; /* after a blocking read: ask, as ever */
 
 	(void)userdata;
 	if (t_busy) {
@@ -425,10 +425,11 @@ static ssize_t chan_read(int fd, void *buf, size_t len, void *userdata)
 		t_busy = true;
 		t_init = is_init(buf, (size_t)n);
 		count_quiet(c, buf, (size_t)n);
-		/* A request that came to a queue found empty is rarely
-		 * followed by another at once (a program waiting for each
-		 * answer): spare it the question. The next read, finding a
-		 * request at once, asks. */
+		/* A request that came while the leader polled a queue found
+		 * empty is rarely followed by another at once (a program
+		 * waiting for each answer): spare it the question. The next
+		 * read, finding a request at once, asks; so does a read that
+		 * slept (its wake-up costs more than the question). */
 		if (!is_quick(buf, (size_t)n) ||
 		    (!waited && more_queued(c))) {
 			t_lead = false;
