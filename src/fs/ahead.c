@@ -28,7 +28,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 
 #include "common/log.h"
 #include "common/openreg.h"
+#include "common/thread.h"
 #include "crypto/names.h"
 #include "fs/file.h"
 #include "fs/inode.h"
@@ -149,15 +149,11 @@ static void *ahead_thread(void *arg)
 /* Under g_ahead.lock. */
 static bool start_thread(struct fs *fs)
 {
-	sigset_t all, old;
 	int rc;
 
 	if (g_ahead.started)
 		return true;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&g_ahead.thread, NULL, ahead_thread, fs);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread_start_quiet(&g_ahead.thread, NULL, ahead_thread, fs);
 	if (rc) {
 		log_dbg("no read-ahead across files: %s", strerror(rc));
 		return false;

@@ -58,6 +58,7 @@
 #include <linux/fuse.h>
 
 #include "common/log.h"
+#include "common/thread.h"
 
 /* <linux/fuse.h>: attach a new /dev/fuse fd to an existing connection. */
 #ifndef FUSE_DEV_IOC_CLONE
@@ -331,7 +332,6 @@ static void *watchdog(void *arg)
 static int watch_start(struct chan *c)
 {
 	pthread_condattr_t ca;
-	sigset_t all, old;
 	int rc;
 
 	if (pthread_condattr_init(&ca))
@@ -343,10 +343,7 @@ static int watch_start(struct chan *c)
 		return -rc;
 	pthread_mutex_init(&c->wd_lock, NULL);
 	/* Signals go to the workers, as libfuse expects. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&c->wd, NULL, watchdog, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread_start_quiet(&c->wd, NULL, watchdog, c);
 	if (rc) {
 		pthread_cond_destroy(&c->wd_cond);
 		pthread_mutex_destroy(&c->wd_lock);

@@ -37,6 +37,7 @@
 #include <json-c/json.h>
 
 #include "common/log.h"
+#include "common/thread.h"
 #include "common/utf8.h"
 
 #define CLIENTS_MAX 64
@@ -489,7 +490,6 @@ int ctlsock_start(struct ctlsock **out, const char *path,
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ctlsock *cs;
 	struct stat st;
-	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
@@ -530,10 +530,7 @@ int ctlsock_start(struct ctlsock **out, const char *path,
 		goto fail;
 	}
 	/* Signals stay with the threads libfuse set up for them. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = -pthread_create(&cs->thread, NULL, serve_thread, cs);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = -thread_start_quiet(&cs->thread, NULL, serve_thread, cs);
 	if (rc) {
 		unlink(path);
 		goto fail;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/thread.h"
 #include "fs/chan.h"
 #include "fs/inode.h"
 
@@ -130,7 +131,6 @@ int idle_start(struct idle **out, struct fs *fs, struct chan *chan,
 {
 	pthread_condattr_t ca;
 	struct idle *w;
-	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
@@ -160,10 +160,7 @@ int idle_start(struct idle **out, struct fs *fs, struct chan *chan,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = -pthread_create(&w->thread, NULL, watch, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = -thread_start_quiet(&w->thread, NULL, watch, w);
 	if (rc) {
 		pthread_cond_destroy(&w->cond);
 		pthread_mutex_destroy(&w->lock);

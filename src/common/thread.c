@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+#include "common/thread.h"
+
+#include <signal.h>
+
+int thread_start_quiet(pthread_t *t, const pthread_attr_t *attr,
+		       void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(t, attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
