@@ -57,7 +57,9 @@ static void lt_insert(struct fs *fs, struct ilink *l)
 /* Double both tables when they hold more than two inodes per bucket, so
  * that a chain stays one or two long however many inodes the kernel holds
  * (a fixed size made a million files three times slower to create and
- * stat), for 8 to 16 bytes per inode (one per bucket would cost 16 to 32).
+ * stat), for 8 to 16 bytes per inode (one per bucket would cost 16 to 32);
+ * likewise when there are more than two links per bucket (a file with
+ * thousands of names).
  * On ENOMEM the tables stay as they are: longer chains, still correct.
  * fs->lock held. */
 static void grow_tables(struct fs *fs)
@@ -66,7 +68,8 @@ static void grow_tables(struct fs *fs)
 	struct inode **oh = fs->htab, **nh;
 	struct ilink **ol = fs->ltab, **nl;
 
-	if (fs->count <= 2 * old || old > SIZE_MAX / 4 / sizeof(*nh))
+	if ((fs->count <= 2 * old && fs->lcount <= 2 * old) ||
+	    old > SIZE_MAX / 4 / sizeof(*nh))
 		return;
 	nh = calloc(old * 2, sizeof(*nh));
 	nl = calloc(old * 2, sizeof(*nl));
@@ -264,6 +267,7 @@ static void maybe_free_locked(struct fs *fs, struct inode *in)
 			p = l->parent;
 			lt_remove(fs, l);
 			link_free(in, l);
+			fs->lcount--;
 			p->pins--;
 			push_unused(fs, p, &todo);
 		}
@@ -325,49 +329,73 @@ static struct inode *find_locked(struct fs *fs, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-#define MAX_LINKS 8
+/* The link (parent, name) of in, or NULL. fs->lock held. */
+static struct ilink *own_link_locked(struct fs *fs, struct inode *in,
+				     struct inode *parent, const char *name)
+{
+	struct ilink *l;
+
+	for (l = fs->ltab[lhash_of(fs, parent, name)]; l; l = l->hnext)
+		if (l->owner == in && l->parent == parent &&
+		    !strcmp(l->name, name))
+			return l;
+	return NULL;
+}
+
+static void list_del(struct ilink *l)
+{
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+}
+
+static void list_add_front(struct inode *in, struct ilink *l)
+{
+	l->next = in->links;
+	if (l->next)
+		l->next->pprev = &l->next;
+	in->links = l;
+	l->pprev = &in->links;
+}
 
 /* Remove the link (parent, name) of in. fs->lock held. */
 static void del_link_locked(struct fs *fs, struct inode *in,
 			    struct inode *parent, const char *name)
 {
-	struct ilink **pp, *l;
+	struct ilink *l = own_link_locked(fs, in, parent, name);
 
-	for (pp = &in->links; (l = *pp); pp = &l->next) {
-		if (l->parent == parent && !strcmp(l->name, name)) {
-			if (pp == &in->links && in->type == S_IFDIR)
-				fs->path_gen++;
-			*pp = l->next;
-			lt_remove(fs, l);
-			link_free(in, l);
-			parent->pins--;
-			maybe_free_locked(fs, parent);
-			return;
-		}
-	}
+	if (!l)
+		return;
+	if (l == in->links && in->type == S_IFDIR)
+		fs->path_gen++;
+	list_del(l);
+	lt_remove(fs, l);
+	link_free(in, l);
+	fs->lcount--;
+	parent->pins--;
+	maybe_free_locked(fs, parent);
 }
 
-/* Make (parent, name) the first known link of in. fs->lock held. Returns
- * -ENOMEM or 0. */
+/* Make (parent, name) the first known link of in: the hash table finds it,
+ * so a file with thousands of names costs no walk of its list. fs->lock
+ * held. Returns -ENOMEM or 0. */
 static int set_link_locked(struct fs *fs, struct inode *in,
 			   struct inode *parent, const char *name)
 {
-	struct ilink **pp, *l;
-	size_t n = strlen(name), count = 0;
+	struct ilink *l;
+	size_t n = strlen(name);
 
 	if (in == &fs->root)
 		return 0;
-	for (pp = &in->links; (l = *pp); pp = &l->next) {
-		if (l->parent == parent && !strcmp(l->name, name)) {
-			if (pp == &in->links)
-				return 0;
-			*pp = l->next;
-			l->next = in->links;
-			in->links = l;
+	l = own_link_locked(fs, in, parent, name);
+	if (l) {
+		if (l != in->links) {
+			list_del(l);
+			list_add_front(in, l);
 			if (in->type == S_IFDIR)
 				fs->path_gen++;
-			return 0;
 		}
+		return 0;
 	}
 	l = link_alloc(in, n);
 	if (!l)
@@ -378,20 +406,10 @@ static int set_link_locked(struct fs *fs, struct inode *in,
 	l->owner = in;
 	l->parent = parent;
 	parent->pins++;
-	l->next = in->links;
-	in->links = l;
+	list_add_front(in, l);
 	lt_insert(fs, l);
-	for (pp = &in->links; (l = *pp); pp = &l->next) {
-		if (++count > MAX_LINKS) {
-			*pp = NULL;
-			parent = l->parent;
-			lt_remove(fs, l);
-			link_free(in, l);
-			parent->pins--;
-			maybe_free_locked(fs, parent);
-			break;
-		}
-	}
+	fs->lcount++;
+	grow_tables(fs);
 	return 0;
 }
 

@@ -46,10 +46,14 @@ enum inode_kind {
 };
 
 /* One known name of an inode: the stored name in parent (pinned). Hard
- * links may give several; a few are kept so that removing one name does not
- * strand the inode. */
+ * links give several. Every name the kernel was given for the inode is
+ * kept while the inode lives: once all of them are removed, the backing
+ * number may be reused by a new object (inode_lookup_add), so a name
+ * forgotten while the kernel still held it would split one file into two
+ * kernel inodes with different cached attributes. */
 struct ilink {
 	struct ilink *next;	/* next link of the same inode */
+	struct ilink **pprev;	/* what points to this one in that list */
 	struct ilink *hnext;	/* chain in fs->ltab */
 	struct inode *owner;
 	struct inode *parent;
@@ -188,7 +192,7 @@ struct fs {
 	pthread_mutex_t lock;
 	struct inode root;
 	struct inode **htab;
-	size_t hsize, count;
+	size_t hsize, count, lcount; /* buckets, inodes, links */
 	struct ilink **ltab;		/* (parent, name) -> link */
 	struct inode lru;		/* sentinel of the dir-fd LRU list */
 	unsigned lru_count, lru_max;

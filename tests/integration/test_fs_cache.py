@@ -347,16 +347,22 @@ def test_hard_link_counts(vfs, mounter):
     assert read_file(m.p("c")) == b"replacement"
 
 
-def test_more_links_than_the_daemon_remembers(vfs):
-    """The daemon keeps a few names per inode; the kernel knows them all.
-    After the remembered names are gone, the others still show the file
-    as it is."""
-    os.mkdir(vfs.p("d"))
-    names = [vfs.p("d", "l%d" % i) for i in range(12)]
+def _many_names(m, n):
+    """N names d/l0..d/lN-1 of one 100-byte file, each looked up."""
+    os.mkdir(m.p("d"))
+    names = [m.p("d", "l%d" % i) for i in range(n)]
     write_file(names[0], b"x" * 100)
     for p in names[1:]:
         os.link(names[0], p)
     warm(*names)
+    return names
+
+
+def test_more_links_than_the_daemon_remembers(vfs):
+    """A file with a dozen names: after the most recent ten are removed,
+    the first two still show the file as it is (the daemon once kept only
+    eight names per inode)."""
+    names = _many_names(vfs, 12)
     for p in names[:1:-1]:  # the most recently made ones
         os.unlink(p)
     assert sorted(os.listdir(vfs.p("d"))) == ["l0", "l1"]
@@ -369,6 +375,37 @@ def test_more_links_than_the_daemon_remembers(vfs):
     assert os.getxattr(names[1], "user.k") == b"v"
     assert_fresh(vfs, *names[:2])
     assert os.stat(names[0]).st_ino == os.stat(names[1]).st_ino
+
+
+def test_a_name_the_kernel_kept_after_every_other_name_went(vfs):
+    """A file with many names: the names the kernel still holds show the
+    file as it is after every other name was removed, the file closed and
+    appended to through another name (the daemon once forgot names beyond
+    eight and then took the file for a new one)."""
+    names = _many_names(vfs, 40)
+    fd = os.open(names[1], os.O_RDONLY)
+    try:
+        for p in names[2:]:
+            os.unlink(p)
+        assert os.fstat(fd).st_nlink == 2
+    finally:
+        os.close(fd)
+    with open(names[0], "ab") as f:
+        f.write(b"y" * 5000)
+    for p in names[:2]:
+        assert os.stat(p).st_size == 5100, p
+        assert os.stat(p).st_nlink == 2, p
+        assert_file(p, b"x" * 100 + b"y" * 5000)
+    assert os.stat(names[0]).st_ino == os.stat(names[1]).st_ino
+    assert_fresh(vfs, *names[:2])
+    fd = os.open(names[1], os.O_PATH)
+    try:
+        os.unlink(names[0])
+        assert os.fstat(fd).st_nlink == 1
+        assert os.fstat(fd).st_size == 5100
+    finally:
+        os.close(fd)
+    assert_file(names[1], b"x" * 100 + b"y" * 5000)
 
 
 # --- rename over a file ------------------------------------------------------
