@@ -329,12 +329,20 @@ static struct inode *find_locked(struct fs *fs, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-/* The link (parent, name) of in, or NULL. fs->lock held. */
+/* The link (parent, name) of in, or NULL: from the inode's own list while
+ * it is short (most have one link, stored beside the inode), else through
+ * the hash table. fs->lock held. */
 static struct ilink *own_link_locked(struct fs *fs, struct inode *in,
 				     struct inode *parent, const char *name)
 {
 	struct ilink *l;
+	unsigned k = 0;
 
+	for (l = in->links; l && k < 4; l = l->next, k++)
+		if (l->parent == parent && !strcmp(l->name, name))
+			return l;
+	if (!l)
+		return NULL;
 	for (l = fs->ltab[lhash_of(fs, parent, name)]; l; l = l->hnext)
 		if (l->owner == in && l->parent == parent &&
 		    !strcmp(l->name, name))
