@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "fs/chan.h"
 #include "fs/fe.h"
+#include "fs/file.h"
 #include "fs/inode.h"
 
 struct inode *fe_in(fuse_req_t req, fuse_ino_t ino)
@@ -654,6 +655,7 @@ void fe_fini(struct fs *fs)
 
 	while (fs->dir_handles)
 		release_dir(fs, fs->dir_handles);
+	open_files_fini(fs);
 	for (i = 0; fs->parked && i < PARKED_MAX; i++)
 		dir_list_free(&fs->parked[i].dl);
 	free(fs->parked);

@@ -1164,8 +1164,9 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 			"acknowledged: %s", (uintmax_t)in->ino,
 			(uintmax_t)off, strerror(-rc));
 		pthread_mutex_lock(inode_hdr_lock(in));
-		if (!in->wb_err)
-			in->wb_err = rc;
+		in->wb_err = rc;
+		in->wb_seq++;
+		in->wb_seen = false;
 		pthread_mutex_unlock(inode_hdr_lock(in));
 	}
 	renew_stamp(fs, in, in->fd, rc);
@@ -1173,14 +1174,56 @@ int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	return rc;
 }
 
-/* Takes and clears the error of an early acknowledged write. */
-static int take_wb_err(struct inode *in)
+struct open_file *open_file_new(struct fs *fs, struct inode *in)
 {
-	int rc;
+	struct open_file *h = malloc(sizeof(*h));
+
+	if (!h)
+		return NULL;
+	pthread_mutex_lock(inode_hdr_lock(in));
+	/* An error nobody has seen goes to this handle too. */
+	h->seen = in->wb_seq - (in->wb_seq && !in->wb_seen);
+	pthread_mutex_unlock(inode_hdr_lock(in));
+	pthread_mutex_lock(&fs->lock);
+	h->prev = NULL;
+	h->next = fs->open_files;
+	if (h->next)
+		h->next->prev = h;
+	fs->open_files = h;
+	pthread_mutex_unlock(&fs->lock);
+	return h;
+}
+
+void open_file_free(struct fs *fs, struct open_file *h)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		fs->open_files = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	pthread_mutex_unlock(&fs->lock);
+	free(h);
+}
+
+void open_files_fini(struct fs *fs)
+{
+	while (fs->open_files)
+		open_file_free(fs, fs->open_files);
+}
+
+/* The error of an early acknowledged write that h has not seen, or 0. */
+static int take_wb_err(struct inode *in, struct open_file *h)
+{
+	int rc = 0;
 
 	pthread_mutex_lock(inode_hdr_lock(in));
-	rc = in->wb_err;
-	in->wb_err = 0;
+	if (h->seen != in->wb_seq) {
+		rc = in->wb_err;
+		h->seen = in->wb_seq;
+		in->wb_seen = true;
+	}
 	pthread_mutex_unlock(inode_hdr_lock(in));
 	return rc;
 }
@@ -1191,7 +1234,7 @@ static int take_wb_err(struct inode *in)
  * a dup of the backing fd then makes the backing filesystem do what it does
  * on a close (NFS, sshfs, MooseFS: send the written data to the server) and
  * returns its error. */
-int file_flush(struct fs *fs, struct inode *in)
+int file_flush(struct fs *fs, struct inode *in, struct open_file *h)
 {
 	int rc = 0;
 
@@ -1200,7 +1243,7 @@ int file_flush(struct fs *fs, struct inode *in)
 	if (in->fd >= 0 && in->fd_rw)
 		rc = flush_backing(in->fd);
 	if (!rc)
-		rc = take_wb_err(in);
+		rc = take_wb_err(in, h);
 	rwlock_unlock(&in->rw);
 	return rc;
 }
@@ -1384,7 +1427,8 @@ out:
 	return rc;
 }
 
-int file_fsync(struct fs *fs, struct inode *in, bool datasync)
+int file_fsync(struct fs *fs, struct inode *in, bool datasync,
+	       struct open_file *h)
 {
 	int rc;
 
@@ -1395,7 +1439,7 @@ int file_fsync(struct fs *fs, struct inode *in, bool datasync)
 	else if ((datasync ? fdatasync(in->fd) : fsync(in->fd)) < 0)
 		rc = -errno;
 	else
-		rc = take_wb_err(in);
+		rc = take_wb_err(in, h);
 	rwlock_unlock(&in->rw);
 	return rc;
 }

@@ -63,16 +63,30 @@ struct file_ack {
  * Returns 0 or -errno (meaningful while !ack->done). */
 int file_write(struct fs *fs, struct inode *in, const uint8_t *data,
 	       size_t len, uint64_t off, bool append, struct file_ack *ack);
+/* What an open handle has seen of the errors of writes acknowledged early
+ * (fi->fh of a regular file): each is reported once to every handle that
+ * was open when it happened, and to the next one opened if none had seen
+ * it, as Linux reports writeback errors (errseq). */
+struct open_file {
+	uint32_t seen;
+	struct open_file *prev, *next; /* fs->open_files, under fs->lock */
+};
+/* A new handle of in (NULL on ENOMEM), and its end. Those still open when
+ * the daemon stops (no RELEASE comes for them) go in open_files_fini. */
+struct open_file *open_file_new(struct fs *fs, struct inode *in);
+void open_file_free(struct fs *fs, struct open_file *h);
+void open_files_fini(struct fs *fs);
 /* For flush (close): waits for a write in progress, asks the backing
  * filesystem to flush the file as a close would, and returns its error or
- * the error of a write acknowledged early (once), else 0. */
-int file_flush(struct fs *fs, struct inode *in);
+ * the error of a write acknowledged early that h has not seen, else 0. */
+int file_flush(struct fs *fs, struct inode *in, struct open_file *h);
 int file_truncate(struct fs *fs, struct inode *in, uint64_t size);
 int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		   uint64_t len);
 int file_lseek(struct fs *fs, struct inode *in, uint64_t off, int whence,
 	       uint64_t *res);
-int file_fsync(struct fs *fs, struct inode *in, bool datasync);
+int file_fsync(struct fs *fs, struct inode *in, bool datasync,
+	       struct open_file *h);
 /* pread until len bytes or the end of the file; *got what was read. */
 int file_pread_full(int fd, void *buf, size_t len, uint64_t off,
 		    size_t *got);

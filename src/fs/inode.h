@@ -121,8 +121,13 @@ struct inode {
 			struct rwlock rw;
 			int fd;
 			unsigned fd_refs;
-			int wb_err;	/* under inode_hdr_lock: see
-					 * file_write */
+			/* Under inode_hdr_lock (file.c, take_wb_err):
+			 * the last error of a write answered early, how
+			 * many there were, and whether a handle reported
+			 * the last one. */
+			int wb_err;
+			uint32_t wb_seq;
+			bool wb_seen;
 			bool fd_rw;
 			bool id_valid;
 			bool size_known; /* bsize is the backing file's
@@ -198,6 +203,7 @@ struct fs {
 	unsigned lru_count, lru_max;
 	bool as_root_chown;		/* allow_other as root: chown new */
 	struct dir_handle *dir_handles;	/* open directories (fe.c) */
+	struct open_file *open_files;	/* open regular files (file.c) */
 	struct dir_parked *parked;	/* listings without a handle (fe.c) */
 	atomic_int nopen;		/* open file + directory handles */
 	pthread_mutex_t read_lock;	/* -serialize_reads */

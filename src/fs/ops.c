@@ -411,6 +411,36 @@ static bool no_flush(const struct fs *fs, const struct fuse_file_info *fi)
 	return (fi->flags & O_ACCMODE) == O_RDONLY || fs->sole_writer;
 }
 
+/* Make fi a handle of in, which file_open or dir_create opened: its
+ * struct open_file, a pin, the open count. -ENOMEM, or 0. */
+static int handle_attach(struct fs *fs, struct inode *in,
+			 struct fuse_file_info *fi)
+{
+	struct open_file *h = open_file_new(fs, in);
+
+	if (!h)
+		return -ENOMEM;
+	fi->fh = (uint64_t)(uintptr_t)h;
+	inode_pin(fs, in);
+	atomic_fetch_add(&fs->nopen, 1);
+	return 0;
+}
+
+static struct open_file *handle_of(struct fuse_file_info *fi)
+{
+	return (struct open_file *)(uintptr_t)fi->fh;
+}
+
+/* Undo handle_attach and the open. */
+static void handle_drop(struct fs *fs, struct inode *in,
+			struct fuse_file_info *fi)
+{
+	open_file_free(fs, handle_of(fi));
+	file_release(fs, in);
+	inode_unpin(fs, in);
+	atomic_fetch_sub(&fs->nopen, 1);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = get_fs(req);
@@ -426,6 +456,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	    kill_priv(req, fs, in))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	rc = file_open(fs, in, fi->flags, &keep, &changed);
+	if (!rc) {
+		rc = handle_attach(fs, in, fi);
+		if (rc)
+			file_release(fs, in);
+	}
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -435,17 +470,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * that). Even with keep: the kernel may have dropped its pages. */
 	prefetch = fs->disk && (fi->flags & O_ACCMODE) != O_WRONLY &&
 		   !(fi->flags & O_TRUNC);
-	inode_pin(fs, in);
 	if (prefetch)
 		inode_pin(fs, in);
-	atomic_fetch_add(&fs->nopen, 1);
 	set_append_io(fs, fi);
 	fi->noflush = no_flush(fs, fi);
 	fi->keep_cache = fs->opt.kernel_cache || keep;
 	if (fuse_reply_open(req, fi) < 0) {
-		file_release(fs, in);
-		inode_unpin(fs, in);
-		atomic_fetch_sub(&fs->nopen, 1);
+		handle_drop(fs, in, fi);
 	} else if (changed) {
 		/* Changed behind our back: the size the kernel keeps is stale
 		 * too (a read stops there). Attributes only: no lock the
@@ -476,17 +507,20 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	inode_pin(fs, in);
-	atomic_fetch_add(&fs->nopen, 1);
+	rc = handle_attach(fs, in, fi);
+	if (rc) {
+		file_release(fs, in);
+		inode_forget(fs, in, 1);
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	set_append_io(fs, fi);
 	fi->noflush = no_flush(fs, fi);
 	fi->keep_cache = fs->opt.kernel_cache;
 	fe_fill_entry(fs, &e, in, &st);
 	if (fuse_reply_create(req, &e, fi) < 0) {
-		file_release(fs, in);
-		inode_unpin(fs, in);
+		handle_drop(fs, in, fi);
 		inode_forget(fs, in, 1);
-		atomic_fetch_sub(&fs->nopen, 1);
 	}
 }
 
@@ -563,30 +597,23 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 {
 	struct inode *in = get_in(req, ino);
 
-	(void)fi;
 	fuse_reply_err(req, in->type == S_IFREG ?
-				    -file_flush(get_fs(req), in) : 0);
+				    -file_flush(get_fs(req), in, handle_of(fi))
+					    : 0);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct fs *fs = get_fs(req);
-	struct inode *in = get_in(req, ino);
-
-	(void)fi;
-	file_release(fs, in);
-	inode_unpin(fs, in);
-	atomic_fetch_sub(&fs->nopen, 1);
+	handle_drop(get_fs(req), get_in(req, ino), fi);
 	fuse_reply_err(req, 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
-	(void)fi;
 	fuse_reply_err(req, -file_fsync(get_fs(req), get_in(req, ino),
-					datasync));
+					datasync, handle_of(fi)));
 }
 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,

@@ -282,3 +282,60 @@ def test_failed_early_answer_keeps_the_padded_block(tmp_path):
         with m:
             got = ru.read_file(os.path.join(m.mnt, 'f'))
             assert got[:len(old)] == old and len(got) in (len(old), 12288)
+
+
+def test_every_descriptor_hears_of_a_failed_early_answer(tmp_path):
+    """A write answered before it was written that then fails (made here by
+    tests/tools/faultshim) is reported by fsync once to every descriptor
+    that was open when it failed, as Linux reports writeback errors, not
+    only to the first one that asks: a program's fsync must not succeed
+    because another program's fsync took the error first. A descriptor
+    opened afterwards hears of it only if nobody did."""
+    faults = os.path.join(str(tmp_path), 'faults')
+    os.mkdir(faults)
+
+    def fail_next_write(fd):
+        open(os.path.join(faults, 'pwrite'), 'w').close()
+        # a write of whole blocks at the end: answered before it is written
+        os.pwrite(fd, ru.pattern(32, 128 << 10), os.fstat(fd).st_size)
+
+    def fsync_error(fd):
+        try:
+            os.fsync(fd)  # waits for a write in progress
+        except OSError as e:
+            return e.errno
+        finally:
+            assert os.listdir(faults) == [], 'the fault was not made'
+        return 0
+
+    with util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096) as disk:
+        m = ru.new_fs(tmp_path, 'gcm', cipherdir=os.path.join(disk, 'c'))
+        m.env = {'LD_PRELOAD': ru.tool('faultshim.so'),
+                 'VEILFS_FAULT_DIR': faults}
+        if os.environ.get('VEILFS_SANITIZED'):
+            m.env['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') +
+                                     ':verify_asan_link_order=0')
+        old = _file_written_and_closed(m, ru.pattern(31, 8192))
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            a, b = os.open(p, os.O_RDWR), os.open(p, os.O_RDWR)
+            try:
+                fail_next_write(a)
+                assert fsync_error(b) == errno.ENOSPC
+                assert fsync_error(a) == errno.ENOSPC
+                assert fsync_error(a) == 0
+                assert fsync_error(b) == 0
+                c = os.open(p, os.O_RDONLY)
+                assert fsync_error(c) == 0   # seen already
+                os.close(c)
+                fail_next_write(a)
+                os.close(a)
+                a = os.open(p, os.O_WRONLY)
+                assert fsync_error(a) == errno.ENOSPC  # nobody had seen it
+                assert fsync_error(b) == errno.ENOSPC
+                assert fsync_error(b) == 0
+            finally:
+                os.close(a)
+                os.close(b)
+            assert ru.read_file(p) == old
+        assert m.log().count('faultshim: pwrite') == 2, m.log()[-2000:]
