@@ -236,6 +236,17 @@ def test_early_answers_stop_before_the_disk_is_full(tmp_path):
         assert int(counts[-1][1]) > 0, counts
 
 
+def _faulty_fs(tmp_path, disk, faults):
+    """A new cipherdir DISK/c whose daemon runs under tests/tools/faultshim,
+    with its control files in FAULTS."""
+    m = ru.new_fs(tmp_path, 'gcm', cipherdir=os.path.join(disk, 'c'))
+    m.env = {'LD_PRELOAD': ru.tool('faultshim.so'), 'VEILFS_FAULT_DIR': faults}
+    if os.environ.get('VEILFS_SANITIZED'):
+        m.env['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') +
+                                 ':verify_asan_link_order=0')
+    return m
+
+
 def test_failed_early_answer_keeps_the_padded_block(tmp_path):
     """A write past the end of a file with a partial last block pads that
     block first; on ext4 it is then answered before it is written. If
@@ -248,13 +259,7 @@ def test_failed_early_answer_keeps_the_padded_block(tmp_path):
     faults = os.path.join(str(tmp_path), 'faults')
     os.mkdir(faults)
     with util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096) as disk:
-        cdir = os.path.join(disk, 'c')
-        m = ru.new_fs(tmp_path, 'gcm', cipherdir=cdir)
-        m.env = {'LD_PRELOAD': ru.tool('faultshim.so'),
-                 'VEILFS_FAULT_DIR': faults}
-        if os.environ.get('VEILFS_SANITIZED'):
-            m.env['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') +
-                                     ':verify_asan_link_order=0')
+        m = _faulty_fs(tmp_path, disk, faults)
         old = _file_written_and_closed(m, ru.pattern(21, 10000))
         with m:
             p = os.path.join(m.mnt, 'f')
@@ -309,12 +314,7 @@ def test_every_descriptor_hears_of_a_failed_early_answer(tmp_path):
         return 0
 
     with util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096) as disk:
-        m = ru.new_fs(tmp_path, 'gcm', cipherdir=os.path.join(disk, 'c'))
-        m.env = {'LD_PRELOAD': ru.tool('faultshim.so'),
-                 'VEILFS_FAULT_DIR': faults}
-        if os.environ.get('VEILFS_SANITIZED'):
-            m.env['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') +
-                                     ':verify_asan_link_order=0')
+        m = _faulty_fs(tmp_path, disk, faults)
         old = _file_written_and_closed(m, ru.pattern(31, 8192))
         with m:
             p = os.path.join(m.mnt, 'f')
