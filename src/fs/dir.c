@@ -347,6 +347,18 @@ static int write_diriv(int cfd, uint8_t iv[static NAMES_DIRIV_LEN])
 	return put_diriv(cfd, iv, NAMES_DIRIV_LEN);
 }
 
+/* The mode asked for, with the special bits the new directory cfd got from
+ * mkdir (a set-group-ID bit inherited from its parent stays). */
+static int set_dir_mode(int cfd, mode_t mode)
+{
+	struct stat st;
+
+	if (fstat(cfd, &st) < 0 ||
+	    fchmod(cfd, (st.st_mode & 07000) | (mode & 0777)) < 0)
+		return -errno;
+	return 0;
+}
+
 static int make_dir(int dfd, const char *stored, void *arg)
 {
 	return mkdirat(dfd, stored, *(mode_t *)arg) < 0 ? -errno : 0;
@@ -372,8 +384,8 @@ int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 		cfd = openat(dfd, dn.stored,
 			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		rc = cfd < 0 ? -errno : write_diriv(cfd, iv);
-		if (!rc && (mode & 0700) != 0700 && fchmod(cfd, mode) < 0)
-			rc = -errno;
+		if (!rc && (mode & 0700) != 0700)
+			rc = set_dir_mode(cfd, mode);
 		if (rc) {
 			log_warn("mkdir: could not create %s: %s",
 				 NAMES_DIRIV_FILE, strerror(-rc));

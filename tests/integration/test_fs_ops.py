@@ -193,6 +193,30 @@ def test_readdir_large_directory(vfs):
     assert sorted(os.listdir(vfs.mnt)) == sorted(want)
 
 
+def test_mkdir_keeps_the_inherited_setgid_bit(vfs, tmp_path):
+    """A directory made in a set-group-ID directory inherits the bit, as on
+    the backing filesystem and under gocryptfs, also with a mode that does
+    not give its owner every right (veilfs makes such a directory 0700
+    first to write its IV file, then sets the mode: that once dropped the
+    bit); the sticky bit asked for stays."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for top in (vfs.mnt, str(bare)):
+        d = os.path.join(top, "sg")
+        os.mkdir(d)
+        os.chmod(d, 0o2775)
+        got = []
+        for mode in (0o755, 0o500, 0o1750):
+            sub = os.path.join(d, "m%o" % mode)
+            os.mkdir(sub, mode)
+            got.append(stat.S_IMODE(os.stat(sub).st_mode))
+        if top == vfs.mnt:
+            shown = got
+        else:
+            assert got == [0o2755, 0o2500, 0o3750], [oct(x) for x in got]
+    assert shown == got, [oct(x) for x in shown]
+
+
 def test_mkdir_rmdir(vfs):
     d = vfs.p("d")
     os.mkdir(d, 0o750)
