@@ -892,7 +892,7 @@ static void unpin_all(struct fs *fs, struct inode **v, size_t n)
  * at a time. */
 int dirfd_get(struct fs *fs, struct inode *in)
 {
-	struct inode *stack[CHAIN_STACK], **chain = stack, **nc, *cur;
+	struct inode *stack[CHAIN_STACK], **chain = stack, **nc, *cur, *top;
 	size_t n, cap = CHAIN_STACK, i;
 	int fd, tries = 0, rc;
 
@@ -923,6 +923,11 @@ again:
 		cur = cur->links->parent;
 		fd = take_cached_locked(fs, cur);
 	}
+	/* The ancestor whose fd the walk starts from: a rename may move
+	 * chain[n - 1] out of it meanwhile, and then nothing else holds it. */
+	top = !rc && n ? cur : NULL;
+	if (top)
+		top->pins++;
 	pthread_mutex_unlock(&fs->lock);
 	if (rc) {
 		unpin_all(fs, chain, n);
@@ -942,6 +947,8 @@ again:
 		int cfd = open_child_dir(fs, chain[i], cur, fd);
 
 		dirfd_put(fs, cur);
+		if (cur == top)
+			inode_unpin(fs, top);
 		if (cfd < 0) {
 			unpin_all(fs, chain, n);
 			rc = cfd;
