@@ -578,6 +578,7 @@ static bool reserve_and_ack(struct fs *fs, struct inode *in, int fd,
 		if (fs->delalloc ||
 		    fallocate(fd, 0, (off_t)coff, (off_t)(cend - coff)) < 0)
 			return false; /* the synchronous path: its ENOSPC */
+		*grown = true; /* mode 0 extends the file */
 		atomic_fetch_add(&fs->acks_reserved, 1);
 	}
 	size_reaches(in, fd, cend);
@@ -947,6 +948,7 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 		*changed = in->kc_stamp && in->kc_stamp != now;
 		if (*changed) {
 			in->id_valid = false;
+			in->size_known = false;
 			tail_forget(in);
 		}
 		in->kc_stamp = now;

@@ -887,6 +887,37 @@ def test_backing_replaced_behind_the_back(cvfs, mounter, how, sizes):
     assert read_file(m.p("a")) == bdata
 
 
+def test_append_after_another_writer_grew_the_file(mounter, gocryptfs):
+    """Unsupported, documented, but no data lost: while veilfs holds a file
+    open, gocryptfs appends to it in the same cipherdir; a new open through
+    veilfs sees the new size and an append there keeps both writers' bytes
+    (the daemon once kept the size of its own last write and padded over
+    the other writer's data with zeros)."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir)
+    p = m.p("f")
+    h1 = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(h1, b"A" * 10000, 0)
+        g = mounter.mount(cipherdir, binary=gocryptfs, label="gocryptfs")
+        with open(g.p("f"), "ab") as f:
+            f.write(b"B" * 5000)
+        mounter.unmount(g)
+        h2 = os.open(p, os.O_RDWR)
+        try:
+            assert os.fstat(h2).st_size == 15000
+            os.pwrite(h2, b"C" * 100, 15000)
+        finally:
+            os.close(h2)
+    finally:
+        os.close(h1)
+    want = b"A" * 10000 + b"B" * 5000 + b"C" * 100
+    assert read_file(p) == want
+    mounter.unmount(m)
+    g = mounter.mount(cipherdir, binary=gocryptfs, label="gocryptfs")
+    assert read_file(g.p("f")) == want
+
+
 @pytest.mark.parametrize("how", ["in_place", "renamed_over"])
 def test_backing_replaced_while_open(cvfs, how):
     """Unsupported, documented: as test_backing_replaced_behind_the_back,

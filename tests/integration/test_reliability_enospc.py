@@ -339,3 +339,35 @@ def test_every_descriptor_hears_of_a_failed_early_answer(tmp_path):
                 os.close(b)
             assert ru.read_file(p) == old
         assert m.log().count('faultshim: pwrite') == 2, m.log()[-2000:]
+
+
+@pytest.mark.parametrize('backing', ['tmpfs', 'ext4'])
+def test_failed_early_answer_leaves_the_size(tmp_path, backing):
+    """A write of whole blocks past the end, answered before it was
+    written (on tmpfs once fallocate reserved its space, on ext4 once the
+    file was extended over a hole) that then fails (tests/tools/faultshim)
+    leaves the file at its old size and content, and fsync reports it (on
+    tmpfs the reserved space once stayed: zeros up to the write's end)."""
+    faults = os.path.join(str(tmp_path), 'faults')
+    os.mkdir(faults)
+    with (util.tmpfs(tmp_path, '512m') if backing == 'tmpfs' else
+          util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096)) as disk:
+        m = _faulty_fs(tmp_path, disk, faults)
+        old = _file_written_and_closed(m, ru.pattern(41, 8192))
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            fd = os.open(p, os.O_RDWR)
+            try:
+                open(os.path.join(faults, 'pwrite'), 'w').close()
+                os.pwrite(fd, ru.pattern(42, 128 << 10), 8192)
+                with pytest.raises(OSError) as ei:
+                    os.fsync(fd)
+                assert ei.value.errno == errno.ENOSPC, ei.value
+                assert os.listdir(faults) == [], 'the fault was not made'
+                assert os.fstat(fd).st_size == len(old)
+            finally:
+                os.close(fd)
+            assert os.path.getsize(p) == len(old)
+            assert ru.read_file(p) == old
+        with m:
+            assert ru.read_file(os.path.join(m.mnt, 'f')) == old
