@@ -273,6 +273,22 @@ static int finish_new(struct fs *fs, struct inode *dir, int dfd,
 	return *out ? 0 : -ENOMEM;
 }
 
+/* A write answered before it is written (file.c) holds the file's rw lock
+ * until it is: the backing file's times and size are final only then, and
+ * the kernel keeps what an entry answers. A name of an open regular file
+ * found meanwhile is stated again through its fd under the read lock. */
+static void settle_stat(struct inode *in, struct stat *st)
+{
+	struct stat now;
+
+	if (in->type != S_IFREG)
+		return;
+	rwlock_rdlock(&in->rw);
+	if (in->fd >= 0 && fstat(in->fd, &now) == 0)
+		*st = now;
+	rwlock_unlock(&in->rw);
+}
+
 int dir_lookup(struct fs *fs, struct inode *dir, const char *name,
 	       struct inode **out, struct stat *st)
 {
@@ -288,6 +304,8 @@ int dir_lookup(struct fs *fs, struct inode *dir, const char *name,
 		*out = inode_lookup_add(fs, dir, dn.stored, st);
 		if (!*out)
 			rc = -ENOMEM;
+		else
+			settle_stat(*out, st);
 	}
 	dirfd_put(fs, dir);
 	return rc;
@@ -565,16 +583,10 @@ int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
 	}
 	a.name = l.name;
 	rc = make_entry(dfd, &dn, make_link, &a);
-	if (!rc) {
-		/* A write answered before it was written holds rw until it
-		 * is: the reply's times (the kernel keeps them) are after
-		 * it. */
-		if (in->type == S_IFREG)
-			rwlock_rdlock(&in->rw);
+	if (!rc)
 		rc = finish_new(fs, dir, dfd, &dn, NULL, out, st);
-		if (in->type == S_IFREG)
-			rwlock_unlock(&in->rw);
-	}
+	if (!rc)
+		settle_stat(*out, st);
 	dirfd_put(fs, l.parent);
 out_dfd:
 	dirfd_put(fs, dir);
@@ -1158,5 +1170,8 @@ int dir_list_entry(struct fs *fs, struct inode *dir, int dfd,
 	if (fstatat(dfd, d->stored, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 1; /* vanished meanwhile */
 	*in = inode_lookup_add(fs, dir, d->stored, st);
-	return *in ? 0 : -ENOMEM;
+	if (!*in)
+		return -ENOMEM;
+	settle_stat(*in, st);
+	return 0;
 }

@@ -1318,15 +1318,16 @@ def test_reverse_sees_plaintext_changes(mounter, tmp_path):
         mounter.unmount(v)
 
 
-def test_link_during_an_answered_write_shows_its_times(tmp_path):
+@pytest.mark.parametrize("how", ["link", "lookup", "listing"])
+def test_a_name_found_during_an_answered_write_shows_its_times(tmp_path,
+                                                               how):
     """A write of whole blocks at the end is answered before it is
-    written; a hard link made meanwhile must answer with the file's times
-    after the write, which the kernel then keeps (it once answered with
-    the times before it: stat of either name showed an mtime older than
-    the file's for as long as the kernel kept it). The write is held back
-    300 ms in the daemon by tests/tools/faultshim."""
-    import threading
-
+    written; a hard link made meanwhile, or another name of the file looked
+    up or listed (READDIRPLUS) for the first time meanwhile, must answer
+    with the file's times after the write, which the kernel then keeps (it
+    once answered with the times before it: stat of either name showed an
+    mtime older than the file's for as long as the kernel kept it). The
+    write is held back 300 ms in the daemon by tests/tools/faultshim."""
     import reliab_util as ru
 
     faults = str(tmp_path / "faults")
@@ -1337,23 +1338,38 @@ def test_link_during_an_answered_write_shows_its_times(tmp_path):
     if os.environ.get("VEILFS_SANITIZED"):
         m.env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
                                  ":verify_asan_link_order=0")
+    if how != "link":
+        with m:  # g: a name this mount will not have looked up
+            os.mkdir(os.path.join(m.mnt, "d"))
+            write_file(os.path.join(m.mnt, "d", "f"), b"a" * 131072)
+            os.link(os.path.join(m.mnt, "d", "f"),
+                    os.path.join(m.mnt, "d", "g"))
     with m:
-        f = os.path.join(m.mnt, "f")
-        write_file(f, b"a" * 131072)
+        d = os.path.join(m.mnt, "d")
+        f, g = os.path.join(d, "f"), os.path.join(d, "g")
+        if how == "link":
+            os.mkdir(d)
+            write_file(f, b"a" * 131072)
         fd = os.open(f, os.O_WRONLY)
         try:
             open(os.path.join(faults, "delay"), "w").close()
             os.pwrite(fd, b"b" * 131072, 131072)
             # answered early: the backing write still waits in the daemon
-            os.link(f, os.path.join(m.mnt, "g"))
+            if how == "link":
+                os.link(f, g)
+            elif how == "lookup":
+                os.stat(g)
+            else:
+                assert sorted(e.name for e in os.scandir(d)) == ["f", "g"]
             os.fsync(fd)
         finally:
             os.close(fd)
         assert os.listdir(faults) == [], "the write was not delayed"
-        back = os.stat(os.path.join(m.cipherdir, ru.cipher_entries(
-            m.cipherdir)[0]))
-        for name in ("f", "g"):
-            st = os.stat(os.path.join(m.mnt, name))
-            assert st.st_mtime_ns == back.st_mtime_ns, name
+        cd = os.path.join(m.cipherdir, ru.cipher_entries(m.cipherdir)[0])
+        back = os.stat(os.path.join(cd, [n for n in os.listdir(cd)
+                                         if n != "gocryptfs.diriv"][0]))
+        for p in (f, g):
+            st = os.stat(p)
+            assert st.st_mtime_ns == back.st_mtime_ns, p
             assert st.st_size == 262144
     assert "faultshim: pwrite" in m.log()
