@@ -307,12 +307,19 @@ static void release_dir(struct fs *fs, struct dir_handle *h)
  * own, which its entries' offsets carry (LISTING_OFF): the next READDIR of
  * a listing finds its own snapshot, never another's (where entries
  * removed meanwhile would shift every later one). PARKED_MAX at a time,
- * PARKED_PER_DIR of one directory, the oldest dropped (a listing abandoned
- * midway, or continued after its snapshot was dropped: the next READDIR
- * of it reads the directory anew and goes on at the same index).
+ * PARKED_PER_DIR of one directory and PARKED_ENTS entries in all, the
+ * least recently used dropped: a listing abandoned midway, or one of very
+ * many in progress at once (a walk that keeps a listing of every level
+ * open, as nftw does, goes hundreds of levels deep before one is dropped).
+ * A listing continued after its snapshot was dropped reads the directory
+ * anew and goes on after the entry it returned last, which its offsets
+ * name (a hash of its name); if that entry is gone (a walk that deletes
+ * what it lists), from the start of the new listing, which then holds what
+ * is left: entries may come twice, none that stayed is skipped.
  * Protected by fs->lock. */
-#define PARKED_MAX 16
-#define PARKED_PER_DIR 4
+#define PARKED_MAX 256
+#define PARKED_PER_DIR 64
+#define PARKED_ENTS (1u << 16)
 struct dir_parked {
 	struct inode *dir; /* NULL: a free slot */
 	dev_t dev;
@@ -322,11 +329,23 @@ struct dir_parked {
 	struct dir_list dl;
 };
 
-/* The offset after entry i of listing id: the id in the upper half, below
- * 2^31 so that an offset is never negative. */
-#define LISTING_OFF(id, i) ((off_t)((uint64_t)(id) << 32 | ((i) + 1)))
-#define LISTING_ID(off) ((uint32_t)((uint64_t)(off) >> 32))
+/* The offset after entry i of listing id, whose name has the check chk:
+ * the id (1-255) in bits 55-62 (an offset is never negative), chk (23
+ * bits) in 32-54, i + 1 below. */
+#define LISTING_OFF(id, chk, i)                                              \
+	((off_t)((uint64_t)(id) << 55 | (uint64_t)(chk) << 32 | ((i) + 1)))
+#define LISTING_ID(off) ((uint32_t)((uint64_t)(off) >> 55))
+#define LISTING_CHECK(off) ((uint32_t)((uint64_t)(off) >> 32) & 0x7fffffu)
 #define LISTING_INDEX(off) ((size_t)((uint64_t)(off) & 0xffffffffu))
+
+static uint32_t name_check(const char *name)
+{
+	uint32_t h = 0x811c9dc5u;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 0x01000193u;
+	return (h ^ (h >> 23)) & 0x7fffffu;
+}
 
 static uint32_t new_listing_id(void)
 {
@@ -334,9 +353,25 @@ static uint32_t new_listing_id(void)
 	uint32_t id;
 
 	do
-		id = atomic_fetch_add(&next, 1) & 0x7fffffffu;
+		id = atomic_fetch_add(&next, 1) & 0xffu;
 	while (!id);
 	return id;
+}
+
+/* Where a listing continued at off goes on in dl: after the entry off
+ * names, at the index off gives if that entry is still there, else
+ * wherever it is now; from the start if it is gone. */
+static size_t resume_at(const struct dir_list *dl, off_t off)
+{
+	size_t i = LISTING_INDEX(off), j;
+	uint32_t chk = LISTING_CHECK(off);
+
+	if (i >= 1 && i <= dl->n && name_check(dl->ents[i - 1].name) == chk)
+		return i;
+	for (j = 0; j < dl->n; j++)
+		if (name_check(dl->ents[j].name) == chk)
+			return j + 1;
+	return 0;
 }
 
 static bool parked_is(const struct dir_parked *p, const struct inode *dir)
@@ -361,6 +396,33 @@ static void parked_take(struct fs *fs, struct inode *dir, uint32_t id,
 		}
 	}
 	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Drop the least recently used snapshots other than keep's until those
+ * left and n more entries fit in PARKED_ENTS (or none is left). fs->lock
+ * held. */
+static void drop_for_room(struct fs *fs, struct dir_parked *keep, size_t n)
+{
+	struct dir_parked *old;
+	size_t total, i;
+
+	for (;;) {
+		total = n;
+		old = NULL;
+		for (i = 0; i < PARKED_MAX; i++) {
+			struct dir_parked *q = &fs->parked[i];
+
+			if (!q->dir || q == keep)
+				continue;
+			total += q->dl.n;
+			if (!old || q->age < old->age)
+				old = q;
+		}
+		if (total <= PARKED_ENTS || !old)
+			return;
+		dir_list_free(&old->dl);
+		memset(old, 0, sizeof(*old));
+	}
 }
 
 /* Park dl as listing id of dir (taken over; freed if there is no room). */
@@ -396,6 +458,8 @@ static void parked_put(struct fs *fs, struct inode *dir, uint32_t id,
 	}
 	if (i == PARKED_MAX && of_dir >= PARKED_PER_DIR)
 		p = mine;
+	if (p)
+		drop_for_room(fs, p, dl->n);
 	if (p) {
 		old = p->dl;
 		p->dir = dir;
@@ -520,9 +584,11 @@ static bool listing_full(struct fs *fs, struct inode *dir,
 }
 
 /* The offset after entry i: with a handle its index, else LISTING_OFF. */
-static off_t next_off(const struct dir_handle *h, uint32_t id, size_t i)
+static off_t next_off(const struct dir_handle *h, uint32_t id,
+		      const struct dir_list *dl, size_t i)
 {
-	return h ? (off_t)(i + 1) : LISTING_OFF(id, i);
+	return h ? (off_t)(i + 1)
+		 : LISTING_OFF(id, name_check(dl->ents[i].name), i);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -546,7 +612,6 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		id = new_listing_id();
 	} else if (!h) {
 		id = LISTING_ID(off);
-		start = LISTING_INDEX(off);
 		parked_take(fs, dir, id, &own);
 	}
 	if (off == 0 || !dl->ents) {
@@ -555,6 +620,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		if (rc)
 			goto out;
 	}
+	if (!h && off)
+		start = resume_at(dl, off);
 	buf = malloc(size);
 	if (!buf) {
 		rc = -ENOMEM;
@@ -580,7 +647,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			st.st_ino = d->ino;
 			st.st_mode = (mode_t)d->type << 12;
 			ent = fuse_add_direntry(req, buf + pos, size - pos,
-						d->name, &st, next_off(h, id, i));
+						d->name, &st, next_off(h, id, dl, i));
 		} else if (!strcmp(d->name, ".") || !strcmp(d->name, "..") ||
 			   (!full && may_be_bare(d))) {
 			/* No node id: the kernel takes name, number and
@@ -590,7 +657,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			e.attr.st_mode = (mode_t)d->type << 12;
 			ent = fuse_add_direntry_plus(req, buf + pos,
 						     size - pos, d->name, &e,
-						     next_off(h, id, i));
+						     next_off(h, id, dl, i));
 		} else {
 			rc = fs->fe->list_entry(fs, dir, dfd, d, &in, &st);
 			if (rc == 1) {
@@ -602,7 +669,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fe_fill_entry(fs, &e, in, &st);
 			ent = fuse_add_direntry_plus(req, buf + pos,
 						     size - pos, d->name, &e,
-						     next_off(h, id, i));
+						     next_off(h, id, dl, i));
 		}
 		if (ent > size - pos) {
 			if (in)
