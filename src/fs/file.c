@@ -716,19 +716,30 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 			size_is(in, fd, c);
 			return 0;
 		}
-		/* spec §3.9: decrypt the new last block, cut, rewrite it. */
+		/* spec §3.9: decrypt the new last block, cut, rewrite it. The
+		 * shorter block goes over the old one first, where its space
+		 * is allocated already, and the file is cut after it: a write
+		 * that fails (a full disk on a backing that copies on write, a
+		 * server's quota) leaves the file as it was instead of cut
+		 * short of the block's data. */
 		b = size / PBS;
 		rc = read_block(fs, in, fd, b, blk, &plen);
 		if (rc)
 			return rc;
-		c = content_block_cipher_off(fs->content, b);
-		if (ftruncate(fd, (off_t)c) < 0)
-			return -errno;
-		size_is(in, fd, c);
 		rc = write_blocks(fs, in, fd, blk, (size_t)(size - b * PBS),
 				  b * PBS, b * PBS);
 		secure_zero(blk, sizeof(blk));
-		return rc;
+		if (rc)
+			return rc;
+		c = content_plain_to_cipher_size(fs->content, size);
+		if (ftruncate(fd, (off_t)c) < 0) {
+			rc = -errno;
+			tail_forget(in); /* the old blocks after it stay */
+			in->size_known = false;
+			return rc;
+		}
+		size_is(in, fd, c);
+		return 0;
 	}
 	/* Grow; a failure leaves the file as it was (see pad_undo). */
 	rc = prepare_write(fs, in, fd, csize, &S);

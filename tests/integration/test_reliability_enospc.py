@@ -371,3 +371,30 @@ def test_failed_early_answer_leaves_the_size(tmp_path, backing):
             assert ru.read_file(p) == old
         with m:
             assert ru.read_file(os.path.join(m.mnt, 'f')) == old
+
+
+@pytest.mark.parametrize('to', [5000, 100])
+def test_failed_shrink_keeps_the_file(tmp_path, to):
+    """A truncate to a size inside a block re-encrypts that block shorter.
+    If writing it fails (made here by tests/tools/faultshim; a full disk
+    on a backing that copies on write, a server's quota), truncate reports
+    the error and the file is as it was (the block was once cut off
+    first: the bytes before the new size in it were lost)."""
+    faults = os.path.join(str(tmp_path), 'faults')
+    os.mkdir(faults)
+    with util.tmpfs(tmp_path, '64m') as disk:
+        m = _faulty_fs(tmp_path, disk, faults)
+        old = _file_written_and_closed(m, ru.pattern(51, 10000))
+        with m:
+            p = os.path.join(m.mnt, 'f')
+            open(os.path.join(faults, 'pwrite_small'), 'w').close()
+            with pytest.raises(OSError) as ei:
+                os.truncate(p, to)
+            assert ei.value.errno == errno.ENOSPC, ei.value
+            assert os.listdir(faults) == [], 'the fault was not made'
+            assert os.path.getsize(p) == len(old)
+            assert ru.read_file(p) == old
+            os.truncate(p, to)
+            assert ru.read_file(p) == old[:to]
+        with m:
+            assert ru.read_file(os.path.join(m.mnt, 'f')) == old[:to]

@@ -8,6 +8,8 @@
  *   pread   the next pread of 1..4200 bytes at an offset > 0 fails, EIO
  *           (a block's ciphertext, never a file header);
  *   pwrite  the next pwrite of 64 KiB or more fails, ENOSPC;
+ *   pwrite_small  the next pwrite of 1..4200 bytes at an offset > 0 (a
+ *           block's ciphertext, never a file header) fails, ENOSPC;
  *   delay   the next pwrite of 64 KiB or more waits 300 ms first.
  * Every failure it makes is written to stderr ("faultshim: ...").
  */
@@ -53,7 +55,8 @@ static ssize_t fault_pwrite(const char *sym, int fd, const void *buf,
 {
 	pwrite_fn real = (pwrite_fn)dlsym(RTLD_NEXT, sym);
 
-	if (n >= 65536 && take("pwrite")) {
+	if ((n >= 65536 && take("pwrite")) ||
+	    (off > 0 && n > 0 && n <= 4200 && take("pwrite_small"))) {
 		fprintf(stderr, "faultshim: pwrite(%d, %zu, %lld): ENOSPC\n",
 			fd, n, (long long)off);
 		errno = ENOSPC;
