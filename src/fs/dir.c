@@ -464,30 +464,36 @@ out_free:
 struct open_args {
 	int flags;
 	mode_t mode;
-	int fd; /* out */
+	int fd;	      /* out */
+	bool existed; /* out: an entry that was there was opened */
 };
 
+/* Always exclusive first: without O_EXCL, an entry that is there already
+ * (made after the kernel's LOOKUP by another mount of the cipherdir, or by
+ * another network client at the same moment) is opened as it is, not
+ * taken for a new one: it keeps its owner, and an O_TRUNC clears its
+ * set-id bits as an open does (ops.c). */
 static int make_file(int dfd, const char *stored, void *arg)
 {
 	struct open_args *a = arg;
 	int tries;
 
-	a->fd = openat(dfd, stored, a->flags, a->mode);
-	/* Without O_EXCL an existing file is opened. A network backing may
-	 * still answer EEXIST when another client created the name at the
-	 * same moment (MooseFS does): open what is there now. */
+	a->existed = false;
+	a->fd = openat(dfd, stored, a->flags | O_EXCL, a->mode);
 	for (tries = 0; a->fd < 0 && errno == EEXIST &&
 			!(a->flags & O_EXCL) && tries < 8; tries++) {
 		a->fd = openat(dfd, stored, a->flags & ~O_CREAT);
-		if (a->fd < 0 && errno == ENOENT)
-			a->fd = openat(dfd, stored, a->flags, a->mode);
+		if (a->fd >= 0)
+			a->existed = true;
+		else if (errno == ENOENT)
+			a->fd = openat(dfd, stored, a->flags | O_EXCL, a->mode);
 	}
 	return a->fd < 0 ? -errno : 0;
 }
 
 int dir_create(struct fs *fs, struct inode *dir, const char *name,
 	       mode_t mode, int flags, const struct cred *cr,
-	       struct inode **out, struct stat *st)
+	       struct inode **out, struct stat *st, bool *existed)
 {
 	/* spec §3.9: always read-write, no O_APPEND (we compute offsets).
 	 * Without O_EXCL an existing entry is opened: never wait in that
@@ -506,6 +512,7 @@ int dir_create(struct fs *fs, struct inode *dir, const char *name,
 		return rc;
 	rc = make_entry(dfd, &dn, make_file, &a);
 	fd = a.fd;
+	*existed = a.existed;
 	if (rc)
 		goto out;
 	if (fstat(fd, st) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
@@ -516,7 +523,7 @@ int dir_create(struct fs *fs, struct inode *dir, const char *name,
 		rc = -EIO;
 		goto out;
 	}
-	if (fs->as_root_chown && cr) {
+	if (fs->as_root_chown && cr && !a.existed) {
 		if (fchown(fd, cr->uid, cr->gid) < 0)
 			log_warn("chown of new file failed: %s",
 				 strerror(errno));

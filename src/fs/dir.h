@@ -40,10 +40,11 @@ int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 int dir_symlink(struct fs *fs, struct inode *dir, const char *name,
 		const char *target, const struct cred *cr, struct inode **out,
 		struct stat *st);
-/* Create and open; the fd is attached to *out as one handle. */
+/* Create and open; the fd is attached to *out as one handle. Without
+ * O_EXCL in flags an entry that is there already is opened (*existed). */
 int dir_create(struct fs *fs, struct inode *dir, const char *name,
 	       mode_t mode, int flags, const struct cred *cr,
-	       struct inode **out, struct stat *st);
+	       struct inode **out, struct stat *st, bool *existed);
 int dir_link(struct fs *fs, struct inode *in, struct inode *dir,
 	     const char *name, struct inode **out, struct stat *st);
 int dir_unlink(struct fs *fs, struct inode *dir, const char *name);

@@ -498,15 +498,21 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct inode *in = NULL;
 	struct stat st;
 	struct cred cr;
+	bool existed;
 	int rc;
 
 	get_cred(req, &cr);
 	rc = dir_create(fs, get_in(req, parent), name, mode & 07777, fi->flags,
-			&cr, &in, &st);
+			&cr, &in, &st, &existed);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	/* An existing file opened with O_TRUNC (truncated already): as in
+	 * op_open. */
+	if (existed && (fi->flags & O_TRUNC) &&
+	    (fi->flags & O_ACCMODE) != O_RDONLY && kill_priv(req, fs, in))
+		(void)file_fstat(fs, in, &st);
 	rc = handle_attach(fs, in, fi);
 	if (rc) {
 		file_release(fs, in);

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -655,3 +656,35 @@ def test_masterkey_format_flags_as_gocryptfs(mounter, gocryptfs, tmp_path,
         assert util.read_file(m.p("dir", "f")) == b"legacy " * 1000
         assert os.readlink(m.p("l")) == "target"
         mounter.unmount(m)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root (-allow_other, "
+                    "another user)")
+def test_create_of_a_file_made_behind_the_back(pubdir, mounter):
+    """Unsupported, but no harm: another mount of the cipherdir makes a
+    file after this mount's kernel cached the name as absent; a user's
+    open(O_CREAT | O_TRUNC) then comes as a CREATE for a file that is
+    there. It is opened as it is: it keeps its owner (an -allow_other
+    mount run by root once chowned it to the user, as for a new file) and
+    the truncate clears its set-user-ID bit, as any truncate by another
+    user does."""
+    cipherdir = mounter.init(("-gcm", "-plaintextnames"))
+    m = _mount(mounter, cipherdir, util.VEILFS_BIN, ["-allow_other"],
+               mnt=os.path.join(pubdir, "m0"))
+    os.chmod(m.mnt, 0o777)
+    f = m.p("f")
+    assert as_user(["stat", f]).returncode != 0  # cached as absent now
+    b = _mount(mounter, cipherdir, util.VEILFS_BIN, [],
+               mnt=os.path.join(pubdir, "m1"))
+    util.write_file(b.p("f"), b"root's\n")
+    os.chmod(b.p("f"), 0o4777)
+    mounter.unmount(b)
+    code = ("import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | "
+            "os.O_CREAT | os.O_TRUNC, 0o600); os.write(fd, b'x'); "
+            "os.close(fd)")
+    out = as_user(["python3", "-c", code, f])
+    assert out.returncode == 0, out
+    st = os.stat(os.path.join(cipherdir, "f"))
+    assert (st.st_uid, st.st_gid) == (0, 0)
+    assert stat.S_IMODE(st.st_mode) == 0o777
+    assert util.read_file(f) == b"x"
