@@ -773,8 +773,9 @@ int walk_tree(struct fctx *x)
 			}
 			rc = enter_dir(x, &st[depth - 1]);
 			if (rc) {
-				skipped(x, f, e->name, e->pname, "dir",
-					"cannot list", rc);
+				/* f may have moved with st (realloc) */
+				skipped(x, &st[depth - 2], e->name, e->pname,
+					"dir", "cannot list", rc);
 				drop_frame(&st[--depth]);
 			}
 		}

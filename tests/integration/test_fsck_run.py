@@ -581,3 +581,34 @@ def test_repair_refused_while_mounted(bases, tmp_path, mounter, binary):
     assert v.returncode == 26 and "is mounted on" in v.err
     mounter.unmount(m)
     assert fu.vfsck(cd, "-repair").returncode == 0
+
+
+def test_a_deep_directory_that_cannot_be_listed(tmp_path):
+    """A directory 64 levels down (where the walker's stack of open
+    directories grows) whose listing fails with EIO (made by
+    tests/tools/faultshim) is reported with its path and the walk goes on
+    (it once read freed memory there: a crash under ASan)."""
+    pw = str(tmp_path / "pw")
+    with open(pw, "w") as f:
+        f.write("test\n")
+    cdir = str(tmp_path / "c")
+    os.mkdir(cdir)
+    util.run_init(util.VEILFS_BIN, cdir, pw, ["-plaintextnames", "-gcm"],
+                  log=str(tmp_path / "init.log"))
+    d = cdir
+    for _ in range(63):
+        d = os.path.join(d, "d")
+        os.mkdir(d)
+    os.mkdir(os.path.join(d, "BAD"))
+    env = dict(os.environ, LD_PRELOAD=ru.tool("faultshim.so"),
+               VEILFS_FAULT_GETDENTS="BAD")
+    if os.environ.get("VEILFS_SANITIZED"):
+        env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
+                               ":verify_asan_link_order=0")
+    r = fu.vfsck(cdir, pw, env=env)
+    out = (r.stdout + r.stderr).decode(errors="replace")
+    assert "faultshim: getdents64" in out, out
+    assert "/d" * 63 + '/BAD"' in out, out
+    assert "Input/output error" in out, out
+    assert r.returncode == 26, out
+    assert "Sanitizer" not in out, out

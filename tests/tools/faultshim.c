@@ -12,13 +12,18 @@
  *           block's ciphertext, never a file header) fails, ENOSPC;
  *   delay   the next pwrite of 64 KiB or more waits 300 ms first.
  * Every failure it makes is written to stderr ("faultshim: ...").
+ * And while VEILFS_FAULT_GETDENTS is set, every getdents64 of a directory
+ * whose path ends in "/" and that value fails, EIO (a directory a disk or
+ * a network filesystem cannot list).
  */
 /* Both the 32-bit-offset names and the 64-bit ones are defined here. */
 #undef _FILE_OFFSET_BITS
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -68,6 +73,26 @@ static ssize_t fault_pwrite(const char *sym, int fd, const void *buf,
 		usleep(300000);
 	}
 	return real(fd, buf, n, off);
+}
+
+ssize_t getdents64(int fd, void *buf, size_t n)
+{
+	typedef ssize_t (*getdents_fn)(int, void *, size_t);
+	getdents_fn real = (getdents_fn)dlsym(RTLD_NEXT, "getdents64");
+	const char *bad = getenv("VEILFS_FAULT_GETDENTS");
+	char proc[64], path[4096];
+	size_t bl = bad ? strlen(bad) : 0;
+	ssize_t l;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	l = bl ? readlink(proc, path, sizeof(path) - 1) : -1;
+	if (l > (ssize_t)bl && path[l - (ssize_t)bl - 1] == '/' &&
+	    !memcmp(path + l - bl, bad, bl)) {
+		fprintf(stderr, "faultshim: getdents64(%d): EIO\n", fd);
+		errno = EIO;
+		return -1;
+	}
+	return real(fd, buf, n);
 }
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
