@@ -231,30 +231,43 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* The first block with a non-zero byte (holes skipped, written zeros read
- * through): into ct, its number to *blk and its length to *len; 0 if
- * found, -ENOENT if there is none. */
-static int probe_block(struct fctx *x, int fd, uint64_t size, uint8_t *ct,
-		       uint64_t *blk, size_t *len)
+/* Up to PROBES blocks with a non-zero byte, the first ones of the file
+ * (holes skipped, written zeros read through), to test a header against:
+ * one block of them may be damaged too, and a header must not be judged
+ * by that one alone (a restored header was once refused, or the file's
+ * blocks all given up, for a damaged block 0). */
+#define PROBES 8
+struct probes {
+	size_t n;
+	uint64_t blk[PROBES];
+	size_t len[PROBES];
+	uint8_t ct[PROBES][CONTENT_MAX_CIPHER_BS];
+};
+
+static void probe_blocks(struct fctx *x, int fd, uint64_t size,
+			 struct probes *pr)
 {
 	uint64_t nblocks = check_nblocks(x, size), b;
 	off_t d = lseek(fd, CONTENT_HEADER_LEN, SEEK_DATA);
 
+	pr->n = 0;
 	if (d < 0)
 		d = errno == ENXIO ? (off_t)size : CONTENT_HEADER_LEN;
 	b = ((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs;
 	if ((uint64_t)d >= size)
 		b = nblocks ? nblocks - 1 : 0;
-	for (uint64_t k = b; k < nblocks && !fctx_stopped(x); k++) {
+	for (uint64_t k = b; k < nblocks && pr->n < PROBES &&
+			     !fctx_stopped(x); k++) {
 		uint64_t o = CONTENT_HEADER_LEN + k * x->cbs;
 		size_t l = o + x->cbs > size ? size - o : x->cbs;
+		uint8_t *ct = pr->ct[pr->n];
 
 		if (read_full(x, fd, ct, l, o) != (ssize_t)l)
 			continue;
 		if (!all_zero(ct, l)) {
-			*blk = k;
-			*len = l;
-			return 0;
+			pr->blk[pr->n] = k;
+			pr->len[pr->n++] = l;
+			continue;
 		}
 		d = lseek(fd, (off_t)(o + l), SEEK_DATA);
 		if (d < 0 || (uint64_t)d >= size)
@@ -262,7 +275,6 @@ static int probe_block(struct fctx *x, int fd, uint64_t size, uint8_t *ct,
 		if (((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs > k + 1)
 			k = ((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs - 1;
 	}
-	return -ENOENT;
 }
 
 static bool block_opens(struct fctx *x, const uint8_t *ct, size_t len,
@@ -277,21 +289,30 @@ static bool block_opens(struct fctx *x, const uint8_t *ct, size_t len,
 				       NULL);
 }
 
-/* A header under which block blk (len bytes in ct) opens: hdr with
- * version 2, or with one bit flipped. */
-static bool search_header(struct fctx *x, const uint8_t *hdr, const uint8_t *ct,
-			  size_t len, uint64_t blk, uint8_t *pt,
+static bool some_block_opens(struct fctx *x, const struct probes *pr,
+			     const uint8_t *hdr, uint8_t *pt)
+{
+	for (size_t i = 0; i < pr->n; i++)
+		if (block_opens(x, pr->ct[i], pr->len[i], pr->blk[i], hdr, pt))
+			return true;
+	return false;
+}
+
+/* A header under which a probed block opens: hdr with version 2, or with
+ * one bit flipped. */
+static bool search_header(struct fctx *x, const uint8_t *hdr,
+			  const struct probes *pr, uint8_t *pt,
 			  uint8_t out[static CONTENT_HEADER_LEN])
 {
 	memcpy(out, hdr, CONTENT_HEADER_LEN);
 	out[0] = CONTENT_HEADER_VERSION >> 8;
 	out[1] = CONTENT_HEADER_VERSION & 0xff;
-	if (block_opens(x, ct, len, blk, out, pt))
+	if (some_block_opens(x, pr, out, pt))
 		return true;
 	for (unsigned bit = 0; bit < 8 * CONTENT_HEADER_LEN; bit++) {
 		memcpy(out, hdr, CONTENT_HEADER_LEN);
 		out[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		if (block_opens(x, ct, len, blk, out, pt))
+		if (some_block_opens(x, pr, out, pt))
 			return true;
 	}
 	return false;
@@ -300,42 +321,56 @@ static bool search_header(struct fctx *x, const uint8_t *hdr, const uint8_t *ct,
 /* A header that does not parse: is there one under which the blocks
  * open? */
 static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
-		       uint8_t *ct, uint8_t *pt)
+		       uint8_t *pt)
 {
-	uint64_t blk;
-	size_t len;
+	struct probes *pr = malloc(sizeof(*pr));
 
 	f->hdr = HDR_LOST;
-	if (probe_block(x, f->fd, f->size, ct, &blk, &len)) {
+	if (!pr)
+		return;
+	probe_blocks(x, f->fd, f->size, pr);
+	if (!pr->n) {
 		/* only holes: any header will do */
 		content_header_new(x->c, f->hdr_fix, f->id);
 		f->hdr = HDR_FIXABLE;
-		return;
-	}
-	if (search_header(x, hdr, ct, len, blk, pt, f->hdr_fix)) {
+	} else if (search_header(x, hdr, pr, pt, f->hdr_fix)) {
 		memcpy(f->id, f->hdr_fix + 2, CONTENT_FILE_ID_LEN);
 		f->hdr = HDR_FIXABLE;
 	}
+	free(pr);
 }
 
 static int cmp_u64(const void *a, const void *b);
 
-/* A header that parses, but the first block with data fails: a damaged
- * file ID? If a restored header opens it, only what still fails under
- * that header stays bad. */
+/* A header that parses, but the first blocks with data all fail: a
+ * damaged file ID? If a restored header opens one of them, only what
+ * still fails under that header stays bad. */
 static void recheck_header(struct fctx *x, struct ffile *f)
 {
 	uint8_t hdr[CONTENT_HEADER_LEN], fix[CONTENT_HEADER_LEN];
 	uint8_t ct[CONTENT_MAX_CIPHER_BS], pt[CONTENT_PLAIN_BS];
-	uint64_t blk, *bad = NULL;
-	size_t len, nbad = 0, cap = 0;
+	struct probes *pr = NULL;
+	uint64_t *bad = NULL;
+	size_t nbad = 0, cap = 0, i;
+	bool found = false;
 
-	if (read_full(x, f->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
-	    probe_block(x, f->fd, f->size, ct, &blk, &len) ||
-	    !bsearch(&blk, f->bad, f->nbad, sizeof(*f->bad), cmp_u64) ||
-	    !search_header(x, hdr, ct, len, blk, pt, fix))
+	if (read_full(x, f->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		return;
-	for (size_t i = 0; i < f->nbad; i++)
+	pr = malloc(sizeof(*pr));
+	if (!pr)
+		return;
+	probe_blocks(x, f->fd, f->size, pr);
+	/* One that opens under the header as it is: the header is right. */
+	for (i = 0; i < pr->n; i++)
+		if (!bsearch(&pr->blk[i], f->bad, f->nbad, sizeof(*f->bad),
+			     cmp_u64))
+			break;
+	if (pr->n && i == pr->n)
+		found = search_header(x, hdr, pr, pt, fix);
+	free(pr);
+	if (!found)
+		return;
+	for (i = 0; i < f->nbad; i++)
 		if (check_blocks(x, f->fd, f->size, fix + 2, f->bad[i],
 				 f->bad[i] + 1, ct, pt, &bad, &nbad, &cap)) {
 			free(bad);
@@ -482,8 +517,8 @@ static void size_problem(struct fctx *x, struct ffile *f, enum fp_kind k,
 /* The first item of a file: header, then segments. Returns the range this
  * checker does itself in *b1 (from 0), or false when there is nothing
  * more to do with the blocks. */
-static bool start_file(struct fctx *x, struct ffile *f, uint8_t *ct,
-		       uint8_t *pt, uint64_t *b1)
+static bool start_file(struct fctx *x, struct ffile *f, uint8_t *pt,
+		       uint64_t *b1)
 {
 	uint8_t hdr[CONTENT_HEADER_LEN];
 	ssize_t got;
@@ -509,7 +544,7 @@ static bool start_file(struct fctx *x, struct ffile *f, uint8_t *ct,
 		return false;
 	}
 	if (content_header_parse(hdr, f->id)) {
-		fix_header(x, f, hdr, ct, pt);
+		fix_header(x, f, hdr, pt);
 		if (f->hdr == HDR_LOST)
 			return false;
 	}
@@ -576,7 +611,7 @@ static void *checker_main(void *arg)
 		b1 = it->b1;
 		if (!ct || !pt)
 			rc = -ENOMEM;
-		else if (it->first && !start_file(x, it->f, ct, pt, &b1))
+		else if (it->first && !start_file(x, it->f, pt, &b1))
 			b1 = b0;
 		if (it->first) {
 			pthread_mutex_lock(&q->lock);

@@ -284,22 +284,45 @@ static int copy_range(int in, int out, off_t off, off_t end, uint8_t **buf)
 	return 0;
 }
 
-static void copy_xattrs(int in, int out)
+/* Copy every extended attribute of in to out. One the copy cannot take (a
+ * quarantine on a filesystem without user attributes) is an error: the
+ * original is then left where it is, never removed without its encrypted
+ * attributes. */
+static int copy_xattrs(int in, int out)
 {
-	char *list = malloc(65536), *val = malloc(65536);
+	char *list = NULL, *val = NULL, *nv;
 	ssize_t n, v;
+	size_t cap = 0;
+	int rc = 0;
 
-	if (!list || !val)
-		goto out;
-	n = flistxattr(in, list, 65536);
-	for (char *p = list; n > 0 && p < list + n; p += strlen(p) + 1) {
-		v = fgetxattr(in, p, val, 65536);
-		if (v >= 0)
-			(void)fsetxattr(out, p, val, (size_t)v, 0);
+	n = flistxattr(in, NULL, 0);
+	if (n <= 0)
+		return n < 0 && errno != ENOTSUP ? -errno : 0;
+	list = malloc((size_t)n);
+	if (!list)
+		return -ENOMEM;
+	n = flistxattr(in, list, (size_t)n);
+	if (n < 0)
+		rc = -errno; /* ERANGE: it grew meanwhile */
+	for (char *p = list; !rc && p < list + n; p += strlen(p) + 1) {
+		v = fgetxattr(in, p, NULL, 0);
+		if (v > 0 && (size_t)v > cap) {
+			nv = realloc(val, (size_t)v);
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			val = nv;
+			cap = (size_t)v;
+		}
+		if (v > 0)
+			v = fgetxattr(in, p, val, cap);
+		if (v < 0 || fsetxattr(out, p, val, (size_t)v, 0))
+			rc = -errno;
 	}
-out:
 	free(list);
 	free(val);
+	return rc;
 }
 
 int qr_copy_file(struct fctx *x, int fd, const char *cname, char **qname)
@@ -344,7 +367,9 @@ int qr_copy_file(struct fctx *x, int fd, const char *cname, char **qname)
 		rc = -errno;
 		goto out;
 	}
-	copy_xattrs(fd, out);
+	rc = copy_xattrs(fd, out);
+	if (rc)
+		goto out;
 	if (fchown(out, st.st_uid, st.st_gid))
 		(void)0; /* not root: the copy is ours */
 	(void)fchmod(out, st.st_mode & 07777);
