@@ -39,7 +39,9 @@ static size_t hl_hash(dev_t dev, ino_t ino)
 	return (size_t)(h ^ (h >> 31)) % HL_BUCKETS;
 }
 
-/* The values of (dev, ino) if it was opened before, else remember these. */
+/* The values of (dev, ino) if it was opened before with more than one
+ * name, also once it has only one left (spec §5.4: for the rest of the
+ * mount); else remember these if it has several. */
 static void hl_pick(struct rfs *r, const struct stat *st, uint8_t *id,
 		    uint8_t *b0iv)
 {
@@ -47,6 +49,8 @@ static void hl_pick(struct rfs *r, const struct stat *st, uint8_t *id,
 	size_t h = hl_hash(st->st_dev, st->st_ino);
 
 	pthread_mutex_lock(&r->lock);
+	if (!r->hl && st->st_nlink < 2)
+		goto out;
 	if (!r->hl) {
 		r->hl = calloc(HL_BUCKETS, sizeof(*r->hl));
 		if (!r->hl)
@@ -60,6 +64,8 @@ static void hl_pick(struct rfs *r, const struct stat *st, uint8_t *id,
 			goto out;
 		}
 	}
+	if (st->st_nlink < 2)
+		goto out;
 	e = malloc(sizeof(*e));
 	if (!e)
 		goto out; /* then this open's own values are used */
@@ -104,7 +110,7 @@ static int derive(struct fs *fs, struct inode *in, const struct stat *st)
 		rc = names_pathiv(in->b0iv, e.cipher, strlen(e.cipher),
 				  NAMES_PATHIV_BLOCK0);
 	rentry_put(fs, &e);
-	if (!rc && st->st_nlink > 1)
+	if (!rc)
 		hl_pick(rfs_of(fs), st, in->id, in->b0iv);
 	return rc;
 }

@@ -391,14 +391,25 @@ def test_hard_links(mounter, gocryptfs, tmp_path):
         sub = [n for n in os.listdir(m.p(d)) if n != "gocryptfs.diriv"]
         return m.p(top[0]), m.p(d, sub[0])
 
+    firsts = {}
     for m in (v, g):
         a, b = names(m)
-        first = read_file(b)  # the second link first
+        first = firsts[m] = read_file(b)  # the second link first
         assert read_file(a) == first
         subprocess.run(["sh", "-c", "sync; echo 3 >/proc/sys/vm/drop_caches"])
         time.sleep(SETTLE)
         assert read_file(a) == first
     assert read_file(names(v)[0]) == read_file(names(g)[0])
+    # Also once the name it was first opened through is gone and one is
+    # left (the file ID once changed then, within the mount, as the link
+    # count fell to 1).
+    os.unlink(os.path.join(plain, "d", "b"))
+    subprocess.run(["sh", "-c", "sync; echo 3 >/proc/sys/vm/drop_caches"])
+    time.sleep(SETTLE)
+    for m in (v, g):
+        top = [n for n in os.listdir(m.mnt)
+               if os.path.isfile(m.p(n)) and not n.startswith("gocryptfs")]
+        assert read_file(m.p(top[0])) == firsts[m], m.binary
 
 
 def test_no_holes(mounter, tmp_path):
