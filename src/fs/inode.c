@@ -767,38 +767,56 @@ int open_regular_checked_at(int dfd, const char *name, int flags,
 	return fd == -EFTYPE_NOTREG ? -EIO : fd;
 }
 
-int inode_open(struct fs *fs, struct inode *in, int flags)
+/* Open in through its first known name (see inode_open). */
+static int open_by_first_name(struct fs *fs, struct inode *in, int flags,
+			      struct loc *l)
 {
 	struct stat st;
-	struct loc l;
-	int pfd, fd, rc;
+	int pfd, fd, rc = 0;
 
-	rc = loc_get(fs, in, &l);
-	if (rc)
-		return rc;
-	pfd = dirfd_get(fs, l.parent);
-	if (pfd < 0) {
-		loc_put(fs, &l);
+	pfd = dirfd_get(fs, l->parent);
+	if (pfd < 0)
 		return pfd;
-	}
 	if (flags & O_PATH) {
-		fd = openat(pfd, l.name, flags | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(pfd, l->name, flags | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			fd = -errno;
 		else if (fstat(fd, &st) < 0)
 			rc = -errno;
 	} else {
-		fd = open_regular_at(pfd, l.name, flags, &st);
+		fd = open_regular_at(pfd, l->name, flags, &st);
 	}
 	if (fd < 0)
 		rc = fd == -ELOOP ? -ESTALE : fd;
 	else if (!rc && (st.st_dev != in->dev || st.st_ino != in->ino))
 		rc = -ESTALE;
-	dirfd_put(fs, l.parent);
-	loc_put(fs, &l);
+	dirfd_put(fs, l->parent);
 	if (rc && fd >= 0)
 		close(fd);
 	return rc ? rc : fd;
+}
+
+int inode_open(struct fs *fs, struct inode *in, int flags)
+{
+	struct loc l;
+	int rc, tries;
+
+	/* A name that is gone or holds another object now (another hard
+	 * link was used to remove or replace it; in reverse mode, the
+	 * plain tree changed): drop it and try the next known one. None
+	 * left: ESTALE, and the kernel looks the name up again. */
+	for (tries = 0; tries < 1024; tries++) {
+		rc = loc_get(fs, in, &l);
+		if (rc)
+			return rc;
+		rc = open_by_first_name(fs, in, flags, &l);
+		if (rc == -ENOENT || rc == -ESTALE)
+			inode_unlink_name(fs, in, l.parent, l.name);
+		loc_put(fs, &l);
+		if (rc != -ENOENT && rc != -ESTALE)
+			return rc;
+	}
+	return -ESTALE;
 }
 
 /* The cached fd of in with one more user, or -1. fs->lock held. */

@@ -412,6 +412,30 @@ def test_hard_links(mounter, gocryptfs, tmp_path):
         assert read_file(m.p(top[0])) == firsts[m], m.binary
 
 
+def test_open_after_the_name_looked_up_last_went(mounter, tmp_path):
+    """Two hard links a and b, both looked up in the view, b last; b is
+    removed from the plain tree: opening a at once reads the file (the
+    daemon once opened it through b, the name it had seen last, and
+    answered ENOENT; gocryptfs 2.3 does too). Then a renamed over by
+    another file, looked up anew: that file."""
+    plain = str(tmp_path / "plain")
+    _init_reverse(mounter, plain, ["-plaintextnames"])
+    write_file(os.path.join(plain, "a"), b"linked content")
+    os.link(os.path.join(plain, "a"), os.path.join(plain, "b"))
+    v = _rmount(mounter, plain)
+    os.stat(v.p("a"))
+    os.stat(v.p("b"))
+    os.unlink(os.path.join(plain, "b"))
+    with open(v.p("a"), "rb") as f:
+        first = f.read()
+    assert len(first) == 18 + 16 + len(b"linked content") + 16
+    write_file(os.path.join(plain, "c"), b"another file, longer")
+    os.rename(os.path.join(plain, "c"), os.path.join(plain, "a"))
+    time.sleep(SETTLE)
+    with open(v.p("a"), "rb") as f:
+        assert len(f.read()) == 18 + 16 + len(b"another file, longer") + 16
+
+
 def test_no_holes(mounter, tmp_path):
     """spec §5.4: the view reports no holes, so cp copies a sparse file
     correctly (gocryptfs 2.3 does not: vectors/reverse/seek_data_quirk)."""
