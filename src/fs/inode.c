@@ -767,49 +767,31 @@ int open_regular_checked_at(int dfd, const char *name, int flags,
 	return fd == -EFTYPE_NOTREG ? -EIO : fd;
 }
 
-/* Open in through its first known name (see inode_open). */
-static int open_by_first_name(struct fs *fs, struct inode *in, int flags,
-			      struct loc *l)
-{
-	struct stat st;
-	int pfd, fd, rc = 0;
+/* fn(fs, in, first known name, its parent's fd, arg) until it finds the
+ * name: one that is gone or holds another object now (another hard link
+ * was used to remove or replace it; in reverse mode, the plain tree
+ * changed) is dropped and the next one tried. None left: -ESTALE, and the
+ * kernel looks the name up again. */
+typedef int by_name_fn(struct inode *in, int pfd, const char *name,
+		       void *arg);
 
-	pfd = dirfd_get(fs, l->parent);
-	if (pfd < 0)
-		return pfd;
-	if (flags & O_PATH) {
-		fd = openat(pfd, l->name, flags | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
-		else if (fstat(fd, &st) < 0)
-			rc = -errno;
-	} else {
-		fd = open_regular_at(pfd, l->name, flags, &st);
-	}
-	if (fd < 0)
-		rc = fd == -ELOOP ? -ESTALE : fd;
-	else if (!rc && (st.st_dev != in->dev || st.st_ino != in->ino))
-		rc = -ESTALE;
-	dirfd_put(fs, l->parent);
-	if (rc && fd >= 0)
-		close(fd);
-	return rc ? rc : fd;
-}
-
-int inode_open(struct fs *fs, struct inode *in, int flags)
+static int by_names(struct fs *fs, struct inode *in, by_name_fn *fn,
+		    void *arg)
 {
 	struct loc l;
-	int rc, tries;
+	int pfd, rc = -ESTALE, tries;
 
-	/* A name that is gone or holds another object now (another hard
-	 * link was used to remove or replace it; in reverse mode, the
-	 * plain tree changed): drop it and try the next known one. None
-	 * left: ESTALE, and the kernel looks the name up again. */
 	for (tries = 0; tries < 1024; tries++) {
 		rc = loc_get(fs, in, &l);
 		if (rc)
 			return rc;
-		rc = open_by_first_name(fs, in, flags, &l);
+		pfd = dirfd_get(fs, l.parent);
+		if (pfd < 0) {
+			rc = pfd;
+		} else {
+			rc = fn(in, pfd, l.name, arg);
+			dirfd_put(fs, l.parent);
+		}
 		if (rc == -ENOENT || rc == -ESTALE)
 			inode_unlink_name(fs, in, l.parent, l.name);
 		loc_put(fs, &l);
@@ -817,6 +799,34 @@ int inode_open(struct fs *fs, struct inode *in, int flags)
 			return rc;
 	}
 	return -ESTALE;
+}
+
+static int open_name(struct inode *in, int pfd, const char *name, void *arg)
+{
+	int flags = *(int *)arg, fd, rc = 0;
+	struct stat st;
+
+	if (flags & O_PATH) {
+		fd = openat(pfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+		else if (fstat(fd, &st) < 0)
+			rc = -errno;
+	} else {
+		fd = open_regular_at(pfd, name, flags, &st);
+	}
+	if (fd < 0)
+		rc = fd == -ELOOP ? -ESTALE : fd;
+	else if (!rc && (st.st_dev != in->dev || st.st_ino != in->ino))
+		rc = -ESTALE;
+	if (rc && fd >= 0)
+		close(fd);
+	return rc ? rc : fd;
+}
+
+int inode_open(struct fs *fs, struct inode *in, int flags)
+{
+	return by_names(fs, in, open_name, &flags);
 }
 
 /* The cached fd of in with one more user, or -1. fs->lock held. */
@@ -1012,10 +1022,18 @@ void dirfd_drop(struct fs *fs, struct inode *in)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+static int stat_name(struct inode *in, int pfd, const char *name, void *arg)
+{
+	struct stat *st = arg;
+
+	if (fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return st->st_dev != in->dev || st->st_ino != in->ino ? -ESTALE : 0;
+}
+
 int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
 {
-	struct loc l;
-	int fd, rc, tries;
+	int fd, rc;
 
 	if (in->type == S_IFDIR) {
 		fd = dirfd_get(fs, in);
@@ -1025,28 +1043,7 @@ int inode_stat(struct fs *fs, struct inode *in, struct stat *st)
 		dirfd_put(fs, in);
 		return rc;
 	}
-	for (tries = 0; tries < 8; tries++) {
-		rc = loc_get(fs, in, &l);
-		if (rc)
-			break;
-		fd = dirfd_get(fs, l.parent);
-		if (fd < 0) {
-			rc = fd;
-		} else {
-			if (fstatat(fd, l.name, st, AT_SYMLINK_NOFOLLOW) < 0)
-				rc = -errno;
-			else if (st->st_dev != in->dev || st->st_ino != in->ino)
-				rc = -ESTALE;
-			dirfd_put(fs, l.parent);
-		}
-		/* A stale name (another hard link was used to remove or
-		 * replace it): drop it and try the next known one. */
-		if (rc == -ENOENT || rc == -ESTALE)
-			inode_unlink_name(fs, in, l.parent, l.name);
-		loc_put(fs, &l);
-		if (rc != -ENOENT && rc != -ESTALE)
-			break;
-	}
+	rc = by_names(fs, in, stat_name, st);
 	if (rc == -ESTALE || rc == -ENOENT) {
 		/* Unlinked (or moved behind our back) but maybe still open. */
 		rwlock_rdlock(&in->rw);
