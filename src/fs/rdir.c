@@ -409,7 +409,7 @@ static int longs_find(struct rfs *r, const struct stat *st, const uint8_t *iv,
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&r->longs.lock);
-	if (longs_match(&r->longs, st, iv)) {
+	if (longs_match(&r->longs, st, iv) && r->longs.n) {
 		hit = bsearch(&key, r->longs.e, r->longs.n, sizeof(key),
 			      long_cmp);
 		if (hit) {
@@ -499,7 +499,8 @@ static int find_long(struct fs *fs, struct inode *dir, int dfd,
 	    after.st_ino == before.st_ino &&
 	    same_time(after.st_mtim, before.st_mtim) &&
 	    same_time(after.st_ctim, before.st_ctim)) {
-		qsort(e, n, sizeof(*e), long_cmp);
+		if (n) /* e may be NULL then */
+			qsort(e, n, sizeof(*e), long_cmp);
 		pthread_mutex_lock(&r->longs.lock);
 		longs_free(r->longs.e, r->longs.n);
 		r->longs.e = e;
@@ -928,12 +929,46 @@ static int next_comp(const char **p, char *out, size_t cap)
 
 /* The common walk: plain (forward) or cipher (!forward) path in; the other
  * one out. */
+/* Make *dfd, the directory plain[0, *done), the directory plain (a path of
+ * plaintext names below the root, '/' between them), one component at a
+ * time with O_NOFOLLOW. */
+static int descend(int *dfd, const char *plain, size_t *done)
+{
+	char comp[INODE_NAME_MAX];
+	const char *s, *e;
+	size_t n;
+	int nfd;
+
+	while (plain[*done]) {
+		s = plain + *done;
+		if (*s == '/') {
+			(*done)++;
+			continue;
+		}
+		e = strchr(s, '/');
+		n = e ? (size_t)(e - s) : strlen(s);
+		if (n >= sizeof(comp))
+			return -ENAMETOOLONG;
+		memcpy(comp, s, n);
+		comp[n] = '\0';
+		nfd = openat(*dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+		if (nfd < 0)
+			return -errno;
+		close(*dfd);
+		*dfd = nfd;
+		*done += n;
+	}
+	return 0;
+}
+
 static int translate(struct fs *fs, const char *in, bool forward, char **out)
 {
 	char comp[RFS_VNAME_MAX], name[INODE_NAME_MAX];
 	char stored[RFS_VNAME_MAX], cname[NAMES_MAX_CNAME];
 	struct rpath rp = { 0 };
 	char *plain = strdup(""), *cipher = strdup(""), *t;
+	size_t opened = 0; /* the part of plain that dfd is */
 	int dfd = -1, rc;
 
 	*out = NULL;
@@ -955,7 +990,6 @@ static int translate(struct fs *fs, const char *in, bool forward, char **out)
 		unsigned char kind = INODE_REAL;
 		/* gocryptfs translates names only: no config mapping here */
 		struct inode *dir = NULL;
-		int nfd;
 
 		rp.plain = plain;
 		rp.plen = strlen(plain);
@@ -966,7 +1000,16 @@ static int translate(struct fs *fs, const char *in, bool forward, char **out)
 			}
 			strcpy(name, comp);
 		} else {
-			rc = find_backing(fs, dir, dfd, &rp, comp, name, &kind);
+			/* Only a long name is looked for in the directory: a
+			 * path of short names needs none of its directories
+			 * to exist (as in gocryptfs). */
+			rc = 0;
+			if (!fs->plaintext && (names_is_long(comp) ||
+					       names_is_sidecar(comp)))
+				rc = descend(&dfd, plain, &opened);
+			if (!rc)
+				rc = find_backing(fs, dir, dfd, &rp, comp, name,
+						  &kind);
 			if (rc)
 				break;
 			if (kind != INODE_REAL) {
@@ -997,17 +1040,6 @@ static int translate(struct fs *fs, const char *in, bool forward, char **out)
 					  NAMES_PATHIV_DIRIV);
 		if (rc < 0)
 			break;
-		/* the way back reads the next directory, for long names */
-		if (!*in || forward || fs->plaintext)
-			continue;
-		nfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						O_CLOEXEC);
-		if (nfd < 0) {
-			rc = -errno;
-			break;
-		}
-		close(dfd);
-		dfd = nfd;
 	}
 	if (!rc) {
 		*out = forward ? cipher : plain;
