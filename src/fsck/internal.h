@@ -83,6 +83,9 @@ enum fp_kind {
 	FP_CONTENT,	/* header, blocks, size */
 	FP_SHORT,	/* 1..17 bytes */
 	FP_HDRONLY,	/* note: 18 bytes (reads as empty) */
+	FP_UNREADABLE,	/* cannot be opened or listed: corrupt, as
+			 * gocryptfs counts it (before FP_SKIPPED: the
+			 * kind tables in fsck.c end there) */
 	FP_SKIPPED,	/* could not be checked */
 };
 
@@ -132,7 +135,10 @@ struct fctx {
 	struct fproblem *probs, **ptail;
 	unsigned long ncorrupt, nskipped;
 
-	struct idset links;	/* walker only: hard-linked files seen */
+	struct idset links;	/* walker only: hard-linked files seen
+				 * through a visible path */
+	struct idset hlinks;	/* walker only: ... through a hidden one
+				 * only (freed by walk_tree) */
 	struct idset dirs;	/* walker only: directories entered */
 	uint8_t (*ivs)[NAMES_DIRIV_LEN]; /* walker only: diriv candidates */
 	size_t nivs, capivs;

@@ -586,12 +586,17 @@ static size_t collect(struct rctx *r, int dfd, const struct fnode *node,
 		const char *nm = ents[i].name;
 		struct obj *o = &objs[no];
 
-		if (root && (!strcmp(nm, NAMES_CONF_FILE) ||
-			     !strcmp(nm, FSCK_CONF_BAK)))
+		if (root && !strcmp(nm, NAMES_CONF_FILE))
 			continue;
 		if (x->np->diriv && !strcmp(nm, NAMES_DIRIV_FILE))
 			continue;
-		if (has_prefix(nm, FSCK_RMDIR_PREFIX) ||
+		/* junk: leftovers, and the backup of the config, which
+		 * gocryptfs takes for a name that does not decrypt (names
+		 * are only collected when encrypted: a user's file
+		 * otherwise); kept in the quarantine, never renamed into
+		 * the plaintext view */
+		if ((root && !strcmp(nm, FSCK_CONF_BAK)) ||
+		    has_prefix(nm, FSCK_RMDIR_PREFIX) ||
 		    has_prefix(nm, FSCK_TMP_PREFIX)) {
 			if (quarantine_entry(r, dfd, nm, where))
 				(*fails)++;
@@ -1135,8 +1140,11 @@ static int repair_xattr(struct rctx *r, struct fproblem *p, const char *obj)
 		goto out;
 	}
 	rc = names_decrypt_xattr(x->n, p->xname, plain, sizeof(plain));
-	bad = rc < 0 || (rc == 0 && n > 0 &&
-			 walk_open_xattr_value(x, out, &dlen, raw, (size_t)n));
+	/* 1 for one of ours: an ACL name encrypted by old versions */
+	bad = rc < 0 ||
+	      (rc == 1 && has_prefix(p->xname, NAMES_XATTR_PREFIX)) ||
+	      (rc == 0 && n > 0 &&
+	       walk_open_xattr_value(x, out, &dlen, raw, (size_t)n));
 	rc = 0;
 	if (!bad) {
 		p->done = true;
@@ -1172,6 +1180,18 @@ out:
 }
 
 /* ---- the pass ---------------------------------------------------------- */
+
+/* The same problem of the same object was repaired already: a file
+ * checked through a hidden hard link and again through a visible one. */
+static bool twin_done(struct fctx *x, const struct fproblem *p)
+{
+	for (struct fproblem *o = x->probs; o; o = o->next)
+		if (o != p && o->done && o->kind == p->kind && p->ino &&
+		    o->ino == p->ino && o->dev == p->dev &&
+		    (!p->xname || (o->xname && !strcmp(o->xname, p->xname))))
+			return true;
+	return false;
+}
 
 static bool name_kind(enum fp_kind k)
 {
@@ -1258,12 +1278,22 @@ int repair_all(struct fctx *x, struct fsck_result *res)
 
 		if (p->done || name_kind(p->kind) || p->kind == FP_SKIPPED)
 			continue;
+		if (twin_done(x, p)) {
+			p->done = true;
+			continue;
+		}
 		obj = fo_object(p->what, p->dir, p->cname, p->pname);
 		if (!obj) {
 			rc = -ENOMEM;
 			break;
 		}
-		if (p->kind == FP_CONTENT)
+		if (p->kind == FP_UNREADABLE) {
+			/* nothing here to rewrite: its permissions or the
+			 * storage under it are wrong */
+			qr_report(x, "%s: cannot be read: left as it is", obj);
+			fo_line(x, "fsck: not repaired: %s: it cannot be read",
+				obj);
+		} else if (p->kind == FP_CONTENT)
 			repair_content(&r, p, obj);
 		else if (p->kind == FP_SHORT || p->kind == FP_HDRONLY)
 			repair_empty(&r, p, obj);

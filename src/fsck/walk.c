@@ -13,7 +13,10 @@
  * Per directory: its gocryptfs.diriv (spec §4.1), every name (§4.3), long
  * names and their sidecars (§4.5), leftovers (§4.1 rmdir, our own repair
  * temporaries), symlink targets (§4.9) and the directory's xattrs (§4.10).
- * Regular files go to the checkers (check.c), hard links once.
+ * Regular files go to the checkers (check.c), hard links once (once
+ * through a path gocryptfs can see, if there is one). An object that
+ * cannot be opened or listed is corrupt, as gocryptfs counts it, unless
+ * it is EACCES and we are not root: then it is skipped.
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -126,11 +129,37 @@ int walk_open_xattr_value(struct fctx *x, uint8_t *out, size_t *outlen,
 	return names_decrypt_xattr_value(x->n, out, outlen, raw, len);
 }
 
-void walk_check_xattrs(struct fctx *x, int fd, struct fnode *dir,
-		       const char *cname, const char *pname, dev_t dev,
-		       ino_t ino, const char *what)
+/* An xattr of ours that getxattr fails on: corrupt, as gocryptfs counts
+ * it, unless it is EACCES and we are not root (skipped). */
+static void xattr_unreadable(struct fctx *x, struct fnode *dir,
+			     const char *cname, const char *pname, dev_t dev,
+			     ino_t ino, const char *what, const char *xname,
+			     const char *plain, int err)
 {
-	char *list = NULL, plain[NAMES_MAX_PLAIN + 1], q[600];
+	bool skip = err == -EACCES && geteuid() != 0;
+	struct fproblem *pr = fproblem_new(skip ? FP_SKIPPED : FP_UNREADABLE,
+					   dir, cname, pname);
+	char q[600];
+
+	if (!pr)
+		return;
+	pr->what = what;
+	pr->dev = dev;
+	pr->ino = ino;
+	pr->xname = strdup(xname);
+	fo_quote(q, sizeof(q), plain);
+	fctx_problem(x, pr, "%sxattr %s cannot be read: %s",
+		     skip ? "not checked: " : "", q, strerror(-err));
+}
+
+/* The xattrs of an object, through fd or, when path is not NULL, through
+ * path (an object that cannot be opened: gocryptfs still reads them). */
+static void check_xattrs(struct fctx *x, int fd, const char *path,
+			 struct fnode *dir, const char *cname,
+			 const char *pname, dev_t dev, ino_t ino,
+			 const char *what)
+{
+	char *list = NULL, plain[NAMES_MAX_PLAIN + 1], q[600], acl[64];
 	uint8_t *val = NULL, *pt = NULL;
 	size_t pfx = strlen(NAMES_XATTR_PREFIX), dlen;
 	ssize_t n, v;
@@ -140,7 +169,8 @@ void walk_check_xattrs(struct fctx *x, int fd, struct fnode *dir,
 	pt = malloc(XATTR_BUF);
 	if (!list || !val || !pt)
 		goto out;
-	n = flistxattr(fd, list, XATTR_BUF);
+	n = path ? listxattr(path, list, XATTR_BUF) :
+		   flistxattr(fd, list, XATTR_BUF);
 	if (n <= 0)
 		goto out;
 	for (char *p = list; p < list + n; p += strlen(p) + 1) {
@@ -150,12 +180,16 @@ void walk_check_xattrs(struct fctx *x, int fd, struct fnode *dir,
 		if (strncmp(p, NAMES_XATTR_PREFIX, pfx))
 			continue; /* ACLs and foreign names: not ours */
 		rc = names_decrypt_xattr(x->n, p, plain, sizeof(plain));
-		if (rc == 1)
-			continue;
 		if (rc == 0) {
-			v = fgetxattr(fd, p, val, XATTR_BUF);
-			if (v <= 0)
+			v = path ? getxattr(path, p, val, XATTR_BUF) :
+				   fgetxattr(fd, p, val, XATTR_BUF);
+			if (v < 0 && errno != ENODATA && errno != ENOTSUP) {
+				xattr_unreadable(x, dir, cname, pname, dev,
+						 ino, what, p, plain, -errno);
 				continue;
+			}
+			if (v <= 0)
+				continue; /* gone, or empty: nothing to open */
 			if (!walk_open_xattr_value(x, pt, &dlen, val,
 						   (size_t)v)) {
 				secure_zero(pt, dlen);
@@ -170,7 +204,15 @@ void walk_check_xattrs(struct fctx *x, int fd, struct fnode *dir,
 		pr->dev = dev;
 		pr->ino = ino;
 		pr->xname = strdup(p);
-		if (rc) {
+		if (rc == 1) {
+			/* an ACL name encrypted by old versions: gocryptfs
+			 * ignores it and counts it as a corrupt name */
+			fo_quote(q, sizeof(q), p);
+			fo_quote(acl, sizeof(acl), plain);
+			fctx_problem(x, pr, "xattr name %s is the ACL %s "
+				     "encrypted (an old format: ignored)", q,
+				     acl);
+		} else if (rc) {
 			fo_quote(q, sizeof(q), p);
 			fctx_problem(x, pr, "xattr name %s does not decrypt",
 				     q);
@@ -184,6 +226,13 @@ out:
 	free(list);
 	free(val);
 	free(pt);
+}
+
+void walk_check_xattrs(struct fctx *x, int fd, struct fnode *dir,
+		       const char *cname, const char *pname, dev_t dev,
+		       ino_t ino, const char *what)
+{
+	check_xattrs(x, fd, NULL, dir, cname, pname, dev, ino, what);
 }
 
 /* ---- listing and names ------------------------------------------------- */
@@ -349,15 +398,26 @@ static void check_names(struct fctx *x, struct frame *f)
 		size_t len;
 		int rc;
 
-		if (root && (!strcmp(nm, NAMES_CONF_FILE) ||
-			     !strcmp(nm, FSCK_CONF_BAK))) {
-			/* the config and the backup -passwd -masterkey
-			 * leaves */
+		if (root && !strcmp(nm, NAMES_CONF_FILE)) {
 			e->skip = true;
 			continue;
 		}
 		if (pt) {
+			/* gocryptfs.conf.bak too: a user's file then */
 			e->pname = strdup(nm);
+			continue;
+		}
+		if (root && !strcmp(nm, FSCK_CONF_BAK)) {
+			/* the backup -passwd -masterkey leaves: gocryptfs
+			 * takes it for a name that does not decrypt (its
+			 * contents are no file's: not checked) */
+			e->skip = true;
+			if (f->iv_ok)
+				entry_problem(x, f, FP_NAME, nm, NULL, "%s",
+					      "a backup of " NAMES_CONF_FILE
+					      ", a name that does not "
+					      "decrypt: -repair moves it to "
+					      "the quarantine");
 			continue;
 		}
 		if (x->np->diriv && !strcmp(nm, NAMES_DIRIV_FILE)) {
@@ -438,13 +498,18 @@ static void check_names(struct fctx *x, struct frame *f)
 					      "does not decrypt");
 				continue;
 			}
-			e->pname = strdup(plain);
 			if (names_store_name(x->n, cname, stored,
 					     sizeof(stored)) < 0 ||
-			    strcmp(stored, nm))
+			    strcmp(stored, nm)) {
+				/* gocryptfs cannot look it up: what is in
+				 * it is hidden (no pname), as behind a name
+				 * that does not decrypt */
 				entry_problem(x, f, FP_HASH, nm, plain, "%s",
 					      "stored under the wrong "
 					      "long-name hash");
+				continue;
+			}
+			e->pname = strdup(plain);
 			continue;
 		}
 		if (names_decrypt(x->n, f->iv, nm, strlen(nm), plain,
@@ -470,11 +535,12 @@ static int enter_dir(struct fctx *x, struct frame *f)
 	int rc;
 
 	__atomic_add_fetch(&x->ndirs, 1, __ATOMIC_RELAXED);
+	/* before the listing: gocryptfs reads them even when that fails */
+	walk_check_xattrs(x, f->fd, f->node, NULL, f->node->pname,
+			  f->node->dev, f->node->ino, "dir");
 	rc = walk_list_dir(f->fd, &f->ents, &f->n);
 	if (rc)
 		return rc;
-	walk_check_xattrs(x, f->fd, f->node, NULL, f->node->pname,
-			  f->node->dev, f->node->ino, "dir");
 	if (!x->np->plaintext && x->np->diriv) {
 		rc = walk_read_diriv(f->fd, NAMES_DIRIV_FILE, f->iv, &len);
 		if (!rc) {
@@ -562,6 +628,38 @@ static void skipped(struct fctx *x, struct frame *f, const char *name,
 		fctx_problem(x, p, "not checked: %s", why);
 }
 
+/* An object that cannot be opened, listed or read: corrupt, as gocryptfs
+ * counts it, unless it is EACCES and we are not root (then skipped: root
+ * may read it, and gocryptfs says so too). */
+static void unreadable(struct fctx *x, struct frame *f, const char *name,
+		       const char *pname, const char *what, const char *why,
+		       int err)
+{
+	struct fproblem *p;
+
+	if (err == -EACCES && geteuid() != 0) {
+		skipped(x, f, name, pname, what, why, err);
+		return;
+	}
+	p = fproblem_new(FP_UNREADABLE, f->node, name, pname);
+	if (!p)
+		return;
+	p->what = what;
+	fctx_problem(x, p, "%s: %s", why, strerror(-err));
+}
+
+/* Can gocryptfs see the entry pname (NULL: its name does not decrypt) of
+ * directory d? Not if a name on the way does not decrypt. */
+static bool visible(const struct fnode *d, const char *pname)
+{
+	if (!pname)
+		return false;
+	for (; d && d->parent; d = d->parent)
+		if (!d->pname)
+			return false;
+	return true;
+}
+
 static void check_symlink(struct fctx *x, struct frame *f, struct fdent *e)
 {
 	char buf[PATH_MAX + 1], out[PATH_MAX + 1];
@@ -570,8 +668,8 @@ static void check_symlink(struct fctx *x, struct frame *f, struct fdent *e)
 	ssize_t n = readlinkat(f->fd, e->name, buf, sizeof(buf) - 1);
 
 	if (n < 0) {
-		skipped(x, f, e->name, e->pname, "symlink",
-			"cannot read the target", -errno);
+		unreadable(x, f, e->name, e->pname, "symlink",
+			   "cannot read the target", -errno);
 		return;
 	}
 	if (!names_decrypt_symlink(x->n, buf, (size_t)n, out, sizeof(out)))
@@ -596,14 +694,58 @@ static void pause_hook(struct fctx *x)
 		nanosleep(&ts, NULL);
 }
 
+/* Hard links once; but a link gocryptfs cannot see does not stand for a
+ * visible one that comes later: that one is checked (and counted) again.
+ * true: seen already (or out of memory: not checked twice either). */
+static bool link_seen(struct fctx *x, struct frame *f, struct fdent *e,
+		      const struct stat *st)
+{
+	bool vis;
+
+	if (st->st_nlink <= 1)
+		return false;
+	vis = visible(f->node, e->pname);
+	if (idset_has(&x->links, st->st_dev, st->st_ino) ||
+	    (!vis && idset_has(&x->hlinks, st->st_dev, st->st_ino)))
+		return true;
+	return idset_add(vis ? &x->links : &x->hlinks, st->st_dev,
+			 st->st_ino) <= 0;
+}
+
+/* The file or directory e cannot be opened (err): gocryptfs reads its
+ * xattrs first all the same (each one that fails counts too), so they
+ * are read through an O_PATH fd, which needs no permission on it. */
+static void closed_object(struct fctx *x, struct frame *f, struct fdent *e,
+			  bool dir, int err)
+{
+	const char *what = dir ? "dir" : "file";
+	char path[40];
+	struct stat st;
+	int fd = walk_openat(f->fd, e->name, O_PATH);
+
+	if (fd >= 0 && !fstat(fd, &st) &&
+	    (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
+		if (!dir && link_seen(x, f, e, &st)) {
+			close(fd);
+			return;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		check_xattrs(x, -1, path, f->node, e->name, e->pname,
+			     st.st_dev, st.st_ino, what);
+	}
+	if (fd >= 0)
+		close(fd);
+	unreadable(x, f, e->name, e->pname, what, "cannot open", err);
+}
+
 static void check_file(struct fctx *x, struct frame *f, struct fdent *e,
 		       unsigned long *queued)
 {
 	struct stat st;
-	int fd = walk_openat(f->fd, e->name, O_RDONLY), rc;
+	int fd = walk_openat(f->fd, e->name, O_RDONLY);
 
 	if (fd < 0) {
-		skipped(x, f, e->name, e->pname, "file", "cannot open", fd);
+		closed_object(x, f, e, false, fd);
 		return;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -612,12 +754,9 @@ static void check_file(struct fctx *x, struct frame *f, struct fdent *e,
 			"changed while being checked", 0);
 		return;
 	}
-	if (st.st_nlink > 1) {
-		rc = idset_add(&x->links, st.st_dev, st.st_ino);
-		if (rc <= 0) {
-			close(fd); /* seen: hard links once */
-			return;
-		}
+	if (link_seen(x, f, e, &st)) {
+		close(fd);
+		return;
 	}
 	if (queue_file(x, fd, f->node, e->name, e->pname, st.st_dev,
 		       st.st_ino, (uint64_t)st.st_size))
@@ -639,13 +778,13 @@ static int open_child(struct fctx *x, struct frame *f, struct fdent *e,
 	memset(nf, 0, sizeof(*nf));
 	nf->fd = -1;
 	if (fd < 0) {
-		skipped(x, f, e->name, e->pname, "dir", "cannot open", fd);
+		closed_object(x, f, e, true, fd);
 		return 0;
 	}
 	if (fstat(fd, &st)) {
 		rc = -errno;
 		close(fd);
-		skipped(x, f, e->name, e->pname, "dir", "cannot stat", rc);
+		unreadable(x, f, e->name, e->pname, "dir", "cannot stat", rc);
 		return 0;
 	}
 	rc = idset_add(&x->dirs, st.st_dev, st.st_ino);
@@ -774,8 +913,8 @@ int walk_tree(struct fctx *x)
 			rc = enter_dir(x, &st[depth - 1]);
 			if (rc) {
 				/* f may have moved with st (realloc) */
-				skipped(x, &st[depth - 2], e->name, e->pname,
-					"dir", "cannot list", rc);
+				unreadable(x, &st[depth - 2], e->name,
+					   e->pname, "dir", "cannot list", rc);
 				drop_frame(&st[--depth]);
 			}
 		}
@@ -786,5 +925,6 @@ out:
 	while (depth)
 		drop_frame(&st[--depth]);
 	free(st);
+	idset_fini(&x->hlinks);
 	return rc;
 }

@@ -17,6 +17,7 @@ import shutil
 
 import pytest
 
+import cli_util
 import fsck_util as fu
 import util
 from conftest import require_fuse, require_gocryptfs
@@ -461,3 +462,120 @@ def test_fsck_damage(mounter, bases, tmp_path, creator, variant, damage):
         st = os.stat(cd.b("a.txt"))
         assert st.st_nlink == 2 and st.st_ino == os.stat(
             cd.b("hard.txt")).st_ino
+
+
+# --- what gocryptfs sees and counts (each once failed here) -----------------
+
+def check_and_repair(cd, want_summary):
+    """veilfs -fsck prints gocryptfs's summary and exit code, -repair
+    fixes everything, and both checks are clean after it."""
+    g = fu.gfsck(cd)
+    v = fu.vfsck(cd)
+    assert fu.summary(g.out) == want_summary, g.out
+    assert fu.summary(v.out) == want_summary, v.out
+    assert v.returncode == g.returncode == exit_for(want_summary), v.out
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 0, r.out + r.err
+    m = re.search(r"repair summary: (\d+) of (\d+) problems repaired",
+                  r.out)
+    assert m and m.group(1) == m.group(2), r.out
+    for res in (fu.vfsck(cd), fu.gfsck(cd)):
+        assert fu.summary(res.out) == NONE and res.returncode == 0, res.out
+    return v, r
+
+
+def test_hidden_hard_link_does_not_hide_the_visible_one(bases, tmp_path):
+    """A hard link under a name that does not decrypt, listed before the
+    visible link: the visible file's bad block is still found (gocryptfs
+    cannot see the hidden link: it counts the entry and the file)."""
+    cd = bases("veilfs", "gcm").copy(str(tmp_path / "cipher"))
+    p = cd.b("big.bin")
+    fu.flip(p, fu.block_off(cd, 1))
+    # '-' sorts before every other base64url character; a name decrypts
+    # by chance now and then: another one then
+    for k in range(1, 9):
+        hidden = os.path.join(cd.path, "-" * k + "A" * (22 - k))
+        os.link(p, hidden)
+        if "2 corrupt files" in fu.summary(fu.gfsck(cd).out):
+            break
+        os.unlink(hidden)
+    v, _ = check_and_repair(cd, "fsck summary: 2 corrupt files, "
+                                "0 files skipped")
+    assert re.search(r'^fsck: file "/big\.bin" .*corrupt block 1 of 5$',
+                     v.out, re.M), v.out
+
+
+def test_wrong_long_name_hash_hides_what_is_in_it(bases, tmp_path,
+                                                  mounter):
+    """A long-named file stored under the wrong hash: gocryptfs cannot
+    look it up, so it counts the entry and never reads the file (its
+    bad block is not counted); -repair restores both."""
+    cd = bases("veilfs", "gcm").copy(str(tmp_path / "cipher"))
+    want = fu.expected(cd)
+    p = cd.b(fu.LONG)
+    fu.flip(p, fu.block_off(cd, 0, 2))
+    new = os.path.join(cd.path, "gocryptfs.longname." + "A" * 43)
+    os.rename(p, new)
+    os.rename(p + ".name", new + ".name")
+    v, _ = check_and_repair(cd, ONE)
+    assert re.search(r'"gocryptfs\.longname\.A{43}"\): stored under the '
+                     r'wrong long-name hash$', v.out, re.M), v.out
+    want[fu.LONG] = bytes(len(want[fu.LONG]))
+    got = fu.mounted_trees(mounter, cd, util.GOCRYPTFS_BIN)
+    assert fu.canonical(got) == fu.canonical(want)
+
+
+def test_encrypted_acl_name(bases, tmp_path):
+    """An ACL xattr whose name old gocryptfs versions encrypted
+    (user.gocryptfs.<enc("system.posix_acl_access")>): gocryptfs 2.3
+    ignores it and counts a corrupt xattr name; -repair removes it and
+    keeps its value."""
+    from test_reliability_tamper import mkname
+    cd = bases("veilfs", "gcm").copy(str(tmp_path / "cipher"))
+    with open(cd.passfile) as f:
+        mk = cli_util.veilfs_key(cd.path, f.read().strip())
+    # xattr names are encrypted with this fixed tweak (spec §4.10)
+    enc = mkname(mk, b"xattr_name_iv_xx".hex(), b"system.posix_acl_access")
+    name = "user.gocryptfs." + enc
+    value = b"an old encrypted ACL"
+    os.setxattr(cd.b("big.bin"), name, value)
+    v, r = check_and_repair(cd, ONE)
+    assert re.search(r'^fsck: file "/big\.bin" .*: xattr name "%s" is the '
+                     r'ACL "system\.posix_acl_access" encrypted' % e(name),
+                     v.out, re.M), v.out
+    assert name not in os.listxattr(cd.b("big.bin"))
+    kept = fu.quarantine_files(fu.quarantine_of(r.out)).values()
+    assert value in kept
+
+
+def test_conf_bak_is_a_users_file_with_plaintext_names(bases, tmp_path):
+    """With -plaintextnames /gocryptfs.conf.bak is a file in the mount
+    like any other: its bad block is found and repaired."""
+    cd = bases("veilfs", "plaintextnames").copy(str(tmp_path / "cipher"))
+    bak = os.path.join(cd.path, "gocryptfs.conf.bak")
+    # contents do not depend on the name: a copy is a valid file
+    shutil.copy(cd.b("big.bin"), bak)
+    fu.flip(bak, fu.block_off(cd, 2))
+    v, _ = check_and_repair(cd, ONE)
+    assert re.search(r'^fsck: file "/gocryptfs\.conf\.bak" .*corrupt block '
+                     r'2 of 5$', v.out, re.M), v.out
+    assert os.path.isfile(bak)
+
+
+def test_conf_bak_with_encrypted_names(bases, tmp_path, mounter):
+    """With encrypted names the backup -passwd -masterkey leaves is a name
+    that does not decrypt to gocryptfs -fsck: one corrupt entry; -repair
+    moves it to the quarantine (the tree is unchanged)."""
+    cd = bases("veilfs", "gcm").copy(str(tmp_path / "cipher"))
+    want = fu.expected(cd)
+    bak = os.path.join(cd.path, "gocryptfs.conf.bak")
+    shutil.copy(os.path.join(cd.path, "gocryptfs.conf"), bak)
+    saved = read(bak)
+    v, r = check_and_repair(cd, ONE)
+    assert re.search(r'^fsck: entry in dir "/" \(ciphertext "gocryptfs\.conf'
+                     r'\.bak"\): a backup of gocryptfs\.conf', v.out,
+                     re.M), v.out
+    assert not os.path.exists(bak)
+    assert saved in fu.quarantine_files(fu.quarantine_of(r.out)).values()
+    got = fu.mounted_trees(mounter, cd, util.GOCRYPTFS_BIN)
+    assert fu.canonical(got) == fu.canonical(want)

@@ -583,11 +583,10 @@ def test_repair_refused_while_mounted(bases, tmp_path, mounter, binary):
     assert fu.vfsck(cd, "-repair").returncode == 0
 
 
-def test_a_deep_directory_that_cannot_be_listed(tmp_path):
-    """A directory 64 levels down (where the walker's stack of open
-    directories grows) whose listing fails with EIO (made by
-    tests/tools/faultshim) is reported with its path and the walk goes on
-    (it once read freed memory there: a crash under ASan)."""
+def _unlistable(tmp_path, name):
+    """A new -plaintextnames cipherdir, its password file, and the
+    environment under which veilfs cannot list a directory called NAME
+    (tests/tools/faultshim: EIO)."""
     pw = str(tmp_path / "pw")
     with open(pw, "w") as f:
         f.write("test\n")
@@ -595,16 +594,25 @@ def test_a_deep_directory_that_cannot_be_listed(tmp_path):
     os.mkdir(cdir)
     util.run_init(util.VEILFS_BIN, cdir, pw, ["-plaintextnames", "-gcm"],
                   log=str(tmp_path / "init.log"))
+    env = dict(os.environ, LD_PRELOAD=ru.tool("faultshim.so"),
+               VEILFS_FAULT_GETDENTS=name)
+    if os.environ.get("VEILFS_SANITIZED"):
+        env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
+                               ":verify_asan_link_order=0")
+    return cdir, pw, env
+
+
+def test_a_deep_directory_that_cannot_be_listed(tmp_path):
+    """A directory 64 levels down (where the walker's stack of open
+    directories grows) whose listing fails with EIO (made by
+    tests/tools/faultshim) is reported with its path and the walk goes on
+    (it once read freed memory there: a crash under ASan)."""
+    cdir, pw, env = _unlistable(tmp_path, "BAD")
     d = cdir
     for _ in range(63):
         d = os.path.join(d, "d")
         os.mkdir(d)
     os.mkdir(os.path.join(d, "BAD"))
-    env = dict(os.environ, LD_PRELOAD=ru.tool("faultshim.so"),
-               VEILFS_FAULT_GETDENTS="BAD")
-    if os.environ.get("VEILFS_SANITIZED"):
-        env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") +
-                               ":verify_asan_link_order=0")
     r = fu.vfsck(cdir, pw, env=env)
     out = (r.stdout + r.stderr).decode(errors="replace")
     assert "faultshim: getdents64" in out, out
@@ -612,3 +620,69 @@ def test_a_deep_directory_that_cannot_be_listed(tmp_path):
     assert "Input/output error" in out, out
     assert r.returncode == 26, out
     assert "Sanitizer" not in out, out
+
+
+def _userns(*how):
+    """unshare HOW... as a command prefix, or skip where user namespaces
+    (or FUSE in them) are not available."""
+    p = subprocess.run(["unshare", *how, "true"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    if p.returncode:
+        pytest.skip("no user namespaces here (unshare %s)" % " ".join(how))
+    return ["unshare", *how]
+
+
+def test_objects_that_cannot_be_opened(bases, tmp_path):
+    """A directory and files that cannot be opened (owned by a user the
+    namespace does not map, mode 000: EACCES even for root there), one of
+    them with an xattr that cannot be read either: gocryptfs counts each
+    as corrupt when it runs as root and as skipped otherwise (a hard link
+    once); so does veilfs."""
+    cd = bases("veilfs", "gcm").copy(str(tmp_path / "cipher"))
+    # a.txt (and hard.txt, the same inode) has an xattr: 2 problems
+    for rel in ("big.bin", "a.txt", "sub/deeper"):
+        os.chown(cd.b(rel), 12345, 12345)
+        os.chmod(cd.b(rel), 0)
+
+    def vf(prefix):
+        return fu.run(prefix + util.cmd_prefix(util.VEILFS_BIN) +
+                      [util.VEILFS_BIN, "-fsck", "-passfile", cd.passfile,
+                       cd.path])
+
+    root = _userns("-Urm")
+    want = "fsck summary: 4 corrupt files, 0 files skipped"
+    g = fu.run(root + [util.GOCRYPTFS_BIN, "-fsck", "-passfile",
+                       cd.passfile, cd.path])
+    v = vf(root)
+    assert fu.summary(g.out) == want and g.returncode == 26, g.out + g.err
+    assert fu.summary(v.out) == want and v.returncode == 26, v.out
+    for pat in (r'^fsck: dir "/sub/deeper" .*: cannot open: Permission '
+                r'denied$', r'^fsck: file "/big\.bin" .*: cannot open: ',
+                r'^fsck: file "/(a|hard)\.txt" .*: xattr "user\.foo" '
+                r'cannot be read: Permission denied$'):
+        assert re.search(pat, v.out, re.M), v.out
+    # not root: skipped (gocryptfs cannot mount FUSE as an unmapped user
+    # here, so it is not run)
+    v = vf(_userns("--map-user=4242", "--map-group=4242"))
+    assert fu.summary(v.out) == ("fsck summary: 0 corrupt files, 4 files "
+                                 "skipped"), v.out
+    assert v.returncode == 26
+
+
+def test_a_directory_that_cannot_be_listed_is_corrupt(tmp_path):
+    """getdents64 failing with EIO (tests/tools/faultshim) on a directory:
+    a corrupt directory, as gocryptfs counts a directory it cannot list
+    (gocryptfs does not load the shim: test_objects_that_cannot_be_opened
+    compares with it); -repair leaves it, says so and exits 26."""
+    cdir, pw, env = _unlistable(tmp_path, "BAD")
+    os.makedirs(os.path.join(cdir, "a", "BAD"))
+    os.mkdir(os.path.join(cdir, "b"))
+    v = fu.vfsck(cdir, pw, env=env)
+    assert fu.summary(v.out) == ONE and v.returncode == 26, v.out + v.err
+    assert re.search(r'^fsck: dir "/a/BAD" \(ciphertext "a/BAD"\): cannot '
+                     r'list: Input/output error$', v.out, re.M), v.out
+    r = fu.vfsck(cdir, pw, "-repair", env=env)
+    assert re.search(r'^fsck: not repaired: dir "/a/BAD" .*: it cannot be '
+                     r'read$', r.out, re.M), r.out
+    assert "repair summary: 0 of 1 problems repaired" in r.out, r.out
+    assert r.returncode == 26
