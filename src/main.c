@@ -131,6 +131,12 @@ static int dispatch(const struct args *a)
 		cli_usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* veilfs's own flags of -fsck: never a silent mount */
+	if (!a->fsck && (a->repair || a->repair_truncate || a->quarantine)) {
+		cli_err("%s needs -fsck", a->quarantine ? "-quarantine" :
+			a->repair_truncate ? "-repair-truncate" : "-repair");
+		return EXIT_USAGE;
+	}
 	return pick ? pick->run(a) : cli_mount(a);
 }
 

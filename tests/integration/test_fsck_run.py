@@ -255,6 +255,21 @@ def test_usage_errors(bases, tmp_path, args, code, msg):
     assert v.returncode == code and msg in v.err, v.err
 
 
+@pytest.mark.parametrize("flag", [["-repair"], ["-repair-truncate"],
+                                  ["-quarantine", "/tmp/x"]])
+def test_repair_flags_without_fsck(bases, tmp_path, flag):
+    """-repair and its options without -fsck are a usage error, not a
+    mount (it once mounted and ignored them)."""
+    cd = bases()
+    mnt = str(tmp_path / "m")
+    os.mkdir(mnt)
+    v = fu.run([util.VEILFS_BIN, *flag, "-passfile", cd.passfile, cd.path,
+                mnt])
+    assert v.returncode == 1, v.err
+    assert "%s needs -fsck" % flag[0] in v.err, v.err
+    assert not os.path.ismount(mnt)
+
+
 def test_errors_before_the_walk(bases, tmp_path):
     cd = bases()
     v = fu.run([util.VEILFS_BIN, "-fsck", "-passfile", cd.passfile,
