@@ -203,8 +203,14 @@ void fe_init(void *userdata, struct fuse_conn_info *conn)
 	 * kill_priv); a read-only view has none to clear. */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
-	/* Symlink targets never change: let the kernel cache them. */
-	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+	/* A symlink's target never changes: let the kernel cache it, where
+	 * every change goes through this mount (a replaced symlink is a new
+	 * inode then). Not with -sharedstorage or in reverse mode: another
+	 * mount or the plain tree may replace a symlink by one that gets
+	 * the freed inode number, the same node here, and the kernel would
+	 * go on showing the old target. */
+	if ((conn->capable & FUSE_CAP_CACHE_SYMLINKS) && fs->fe->sole_writer &&
+	    !fs->opt.sharedstorage)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 				  FUSE_CAP_SPLICE_MOVE |

@@ -1249,6 +1249,12 @@ def test_sharedstorage_sees_the_other_mount_at_once(mounter):
     os.mkdir(a.p("d"))
     write_file(a.p("f"), util.rand_bytes(10000, 1))
     write_file(a.p("g"), b"g")
+    os.symlink("target-1", a.p("L"))
+
+    def relink(path, target):
+        # the new symlink may get the freed inode number (ext4 does)
+        os.unlink(path)
+        os.symlink(target, path)
 
     def changes():
         yield write_file, a.p("f"), util.rand_bytes(5000, 2)
@@ -1260,11 +1266,14 @@ def test_sharedstorage_sees_the_other_mount_at_once(mounter):
         yield os.chmod, a.p("f"), 0o600
         yield os.setxattr, a.p("f"), "user.k", b"v"
         yield os.truncate, a.p("f"), 4097
+        yield relink, a.p("L"), "target-2"
+        yield relink, a.p("L"), "target-3"
 
     for fn, *args in changes():
         for m in (a, b):
             warm(m.mnt, m.p("d"), m.p("f"), m.p("new"), m.p("g"),
                  m.p("d", "g"))
+            os.readlink(m.p("L"))
         fn(*args)
         for rel in ("", "d"):
             assert sorted(os.listdir(b.p(rel))) == \
@@ -1281,6 +1290,7 @@ def test_sharedstorage_sees_the_other_mount_at_once(mounter):
             if stat.S_ISREG(sa.st_mode):
                 assert read_file(b.p(rel)) == read_file(a.p(rel)), rel
                 assert os.listxattr(b.p(rel)) == os.listxattr(a.p(rel))
+        assert os.readlink(b.p("L")) == os.readlink(a.p("L")), fn.__name__
 
 
 def test_reverse_sees_plaintext_changes(mounter, tmp_path):
@@ -1315,6 +1325,16 @@ def test_reverse_sees_plaintext_changes(mounter, tmp_path):
         os.unlink(os.path.join(plain, "b"))
         eventually(lambda: set(os.listdir(v.mnt)) == before and
                    not os.path.lexists(v.p(new)), "the file gone")
+        # a symlink replaced (the new one may get the freed inode number)
+        lp = os.path.join(plain, "L")
+        os.symlink("target-1", lp)
+        eventually(lambda: len(set(os.listdir(v.mnt)) - before) == 1,
+                   "the symlink")
+        vl = v.p((set(os.listdir(v.mnt)) - before).pop())
+        old = os.readlink(vl)
+        os.unlink(lp)
+        os.symlink("target-2", lp)
+        eventually(lambda: os.readlink(vl) != old, "the new target")
         mounter.unmount(v)
 
 
