@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -79,17 +80,33 @@ static int read_diriv(int dfd, uint8_t iv[static NAMES_DIRIV_LEN])
 	return 0;
 }
 
-int dir_iv(struct fs *fs, struct inode *dir, int dfd,
-	   uint8_t iv[static NAMES_DIRIV_LEN])
+/* How long -sharedstorage believes a directory's IV: another mount may
+ * remove the directory and make a new one by the same name, which a
+ * network backing (sshfs) may show as the same inode. Listings read it
+ * anew every time. */
+#define SHARED_IV_NS 1000000000ull
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The IV of dir (dfd), from the cache unless fresh. */
+static int get_iv(struct fs *fs, struct inode *dir, int dfd,
+		  uint8_t iv[static NAMES_DIRIV_LEN], bool fresh)
 {
 	uint8_t buf[NAMES_DIRIV_LEN];
+	bool shared = fs->opt.sharedstorage;
 
 	if (fs->plaintext || !fs->diriv) {
 		memset(iv, 0, NAMES_DIRIV_LEN);
 		return 0;
 	}
 	pthread_mutex_lock(&fs->lock);
-	if (dir->iv_valid) {
+	if (dir->iv_valid && !fresh && (!shared || coarse_ns() < dir->iv_until)) {
 		memcpy(iv, dir->iv, NAMES_DIRIV_LEN);
 		pthread_mutex_unlock(&fs->lock);
 		return 0;
@@ -104,8 +121,15 @@ int dir_iv(struct fs *fs, struct inode *dir, int dfd,
 	pthread_mutex_lock(&fs->lock);
 	memcpy(dir->iv, buf, NAMES_DIRIV_LEN);
 	dir->iv_valid = true;
+	dir->iv_until = shared ? coarse_ns() + SHARED_IV_NS : 0;
 	pthread_mutex_unlock(&fs->lock);
 	return 0;
+}
+
+int dir_iv(struct fs *fs, struct inode *dir, int dfd,
+	   uint8_t iv[static NAMES_DIRIV_LEN])
+{
+	return get_iv(fs, dir, dfd, iv, false);
 }
 
 /* Plaintext name -> stored name under the directory IV iv. */
@@ -419,6 +443,7 @@ int dir_mkdir(struct fs *fs, struct inode *dir, const char *name, mode_t mode,
 		pthread_mutex_lock(&fs->lock);
 		memcpy((*out)->iv, iv, NAMES_DIRIV_LEN);
 		(*out)->iv_valid = true;
+		(*out)->iv_until = coarse_ns() + SHARED_IV_NS;
 		pthread_mutex_unlock(&fs->lock);
 	}
 out:
@@ -1041,7 +1066,7 @@ int dir_list_load(struct fs *fs, struct inode *dir, struct dir_list *dl)
 	a.dfd = dirfd_get(fs, dir);
 	if (a.dfd < 0)
 		return a.dfd;
-	rc = dir_iv(fs, dir, a.dfd, a.iv);
+	rc = get_iv(fs, dir, a.dfd, a.iv, fs->opt.sharedstorage);
 	if (!rc)
 		rc = fe_list_backing(a.dfd, dl, list_one, &a);
 	if (a.hidden == 1)

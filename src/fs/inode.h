@@ -95,9 +95,12 @@ struct inode {
 			unsigned dfd_users;
 			struct inode *lru_prev, *lru_next;
 
-			/* Directory IV cache (protected by fs->lock). */
+			/* Directory IV cache (protected by fs->lock); with
+			 * -sharedstorage valid until iv_until
+			 * (CLOCK_MONOTONIC_COARSE ns, dir.c dir_iv). */
 			bool iv_valid;
 			uint8_t iv[NAMES_DIRIV_LEN];
+			uint64_t iv_until;
 
 			/* Reverse frontend (protected by fs->lock): the
 			 * plaintext and cipher paths, "plain\0cipher\0"

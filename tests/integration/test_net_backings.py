@@ -487,6 +487,43 @@ def test_shared_storage_ignores_kernel_cache(tmp_path, mounter):
     assert util.read_file(a.p("f")) == new
 
 
+def test_shared_directory_made_anew(shared_place, mounter):
+    """B has listed directory D; A removes D and makes a new D (a new IV)
+    with a file in it: B's next listing shows that file, B reads it and a
+    file B makes there is A's to read, within the second -sharedstorage
+    believes an IV (sshfs shows the new D as the same inode as the old:
+    B once kept the old IV for good, listed D as empty and named its new
+    file with a dead IV, which nobody could read)."""
+    import time
+
+    place = shared_place
+    cd = mounter.init(cipherdir=os.path.join(place.a, "cd"))
+    args = ["-passfile", mounter.passfile, "-sharedstorage"]
+    a = mounter.mount(cd, args=args, label="A")
+    # no writer of one file through both: the other client even on sshfs
+    b = mounter.mount(os.path.join(place.b, "cd"), args=args, label="B")
+    os.mkdir(a.p("D"))
+    util.write_file(a.p("D", "one"), b"one")
+    assert os.listdir(b.p("D")) == ["one"]
+    assert util.read_file(b.p("D", "one")) == b"one"
+    util.write_file(b.p("D", "zero"), b"0")
+    subprocess.run(["rm", "-rf", a.p("D")], check=True)
+    os.mkdir(a.p("D"))
+    util.write_file(a.p("D", "two"), b"two")
+    assert os.listdir(b.p("D")) == ["two"]
+    deadline = time.monotonic() + 10 * util.SLOW
+    while True:
+        try:
+            assert util.read_file(b.p("D", "two")) == b"two"
+            break
+        except FileNotFoundError:
+            assert time.monotonic() < deadline, "B never found D/two"
+            time.sleep(0.2)
+    util.write_file(b.p("D", "three"), b"three")
+    assert sorted(os.listdir(a.p("D"))) == ["three", "two"]
+    assert util.read_file(a.p("D", "three")) == b"three"
+
+
 def test_shared_reader_during_rewrite(shared_place, mounter):
     """A rewrites a 256 KiB file over and over (whole blocks, versions
     v = 0, 1, ...); B reads it meanwhile: never EIO, every block is one
