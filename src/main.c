@@ -131,6 +131,11 @@ static int dispatch(const struct args *a)
 		cli_usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (a->npassfiles && a->nextpass) {
+		cli_err("The options -extpass and -passfile cannot be used at "
+			"the same time");
+		return EXIT_USAGE;
+	}
 	/* veilfs's own flags of -fsck: never a silent mount */
 	if (!a->fsck && (a->repair || a->repair_truncate || a->quarantine)) {
 		cli_err("%s needs -fsck", a->quarantine ? "-quarantine" :

@@ -401,7 +401,9 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		*(int *)(base + f->off) = b;
 		return 0;
 	case F_STR:
-		*(const char **)(base + f->off) = val;
+		/* an empty value is no value, as in gocryptfs (a wrapper's
+		 * -config="$CONF" with CONF unset) */
+		*(const char **)(base + f->off) = *val ? val : NULL;
 		return 0;
 	case F_LONG:
 		errno = 0;
@@ -413,6 +415,8 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		*(long *)(base + f->off) = v;
 		return 0;
 	case F_PASSFILE:
+		if (!*val)
+			return 0; /* dropped, as gocryptfs does */
 		if (a->npassfiles >= ARGS_MAX_MULTI) {
 			seterr(err, "too many -passfile flags");
 			return -EINVAL;
@@ -420,6 +424,8 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 		a->passfiles[a->npassfiles++] = val;
 		return 0;
 	case F_EXTPASS:
+		if (!*val)
+			return 0;
 		if (a->nextpass >= ARGS_MAX_MULTI) {
 			seterr(err, "too many -extpass flags");
 			return -EINVAL;
@@ -450,7 +456,7 @@ int args_parse(struct args *a, int argc, char **argv,
 	memset(a, 0, sizeof(*a));
 	a->hkdf = true;
 	a->raw64 = true;
-	a->scryptn = -1;
+	a->scryptn = ARGS_UNSET;
 	a->exec = true;
 	a->longnames = true;
 	a->openssl = -1;

@@ -9,6 +9,7 @@
 #ifndef CLI_ARGS_H
 #define CLI_ARGS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,6 +28,9 @@ struct args_list {
 	bool used[2];
 };
 
+/* A long flag that was not given. */
+#define ARGS_UNSET LONG_MIN
+
 struct args {
 	/* actions */
 	bool init, passwd, info, speed, version, help, dumpmasterkey;
@@ -35,7 +39,8 @@ struct args {
 	bool aessiv, xchacha, gcm, plaintextnames, deterministic_names;
 	bool reverse, hkdf, raw64, zerokey;
 	long longnamemax;	/* 0: not given */
-	long scryptn;		/* -1: not given */
+	long scryptn;		/* ARGS_UNSET: not given; given <= 0:
+				 * the default (cli/common.h, scrypt_logn) */
 	/* -fsck */
 	bool fsck, repair, repair_truncate;
 	const char *quarantine;

@@ -86,6 +86,19 @@ char *cli_conf_path(const struct args *a, const char *dir)
 	return p;
 }
 
+int cli_fido2_conf(void)
+{
+	/* -fido2 itself is refused earlier (main.c, EXIT_FIDO2) */
+	cli_err("Masterkey encrypted using FIDO2 token; need to use the "
+		"-fido2 option, which " PROG " does not support");
+	return EXIT_USAGE;
+}
+
+long cli_scrypt_logn(const struct args *a)
+{
+	return a->scryptn <= 0 ? MASTERKEY_DEFAULT_LOGN : a->scryptn;
+}
+
 int cli_check_cipherdir(const char *dir)
 {
 	struct stat st;
@@ -178,7 +191,8 @@ int cli_get_masterkey(const struct args *a, uint8_t *key)
 			password_free(&pw);
 			cli_err("reading the master key from stdin failed: %s",
 				err);
-			return EXIT_MASTERKEY;
+			/* nothing read: gocryptfs's code for it */
+			return EXIT_READPASSWORD;
 		}
 		line = secmem_alloc(pw.len + 1);
 		if (!line) {
@@ -254,10 +268,8 @@ int cli_unlock(const struct args *a, const struct conf *c, uint8_t *key,
 	char cerr[CONF_ERR_LEN];
 	int rc, ex = 0;
 
-	if (conf_has(c, CONF_FLAG_FIDO2)) {
-		cli_err("FIDO2 filesystems are not supported by " PROG);
-		return EXIT_FIDO2;
-	}
+	if (conf_has(c, CONF_FLAG_FIDO2))
+		return cli_fido2_conf();
 	if (conf_validate_unlock(c, cerr)) {
 		cli_err("Cannot open config file: %s", cerr);
 		return EXIT_DEPRECATED_FS;

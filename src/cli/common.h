@@ -43,6 +43,12 @@ void cli_usage(FILE *f);
 char *cli_conf_path(const struct args *a, const char *dir);
 /* dir exists and is a directory (EXIT_CIPHERDIR otherwise). */
 int cli_check_cipherdir(const char *dir);
+/* A config whose key a FIDO2 token unlocks, without -fido2: gocryptfs's
+ * one line and exit code (1). */
+int cli_fido2_conf(void);
+/* The -scryptn value given (a->scryptn != ARGS_UNSET): one of 0 or below
+ * is the default, as gocryptfs takes it. */
+long cli_scrypt_logn(const struct args *a);
 /* 1 if dir has entries, 0 if empty, negative errno. */
 int cli_dir_nonempty(const char *dir);
 /* Exactly n positional arguments for action (EXIT_USAGE otherwise). */

@@ -131,18 +131,19 @@ static int check_init_flags(const struct args *a, long *lnm, long *logn)
 		}
 		*lnm = a->longnamemax;
 	}
-	if (a->scryptn >= 0) {
-		if (a->scryptn < MASTERKEY_MIN_LOGN) {
+	if (a->scryptn != ARGS_UNSET) {
+		long n = cli_scrypt_logn(a);
+
+		if (n < MASTERKEY_MIN_LOGN) {
 			cli_err("-scryptn %ld: below 10 is too low to make "
-				"sense", a->scryptn);
+				"sense", n);
 			return EXIT_WRITECONF;
 		}
-		if (a->scryptn > MASTERKEY_MAX_LOGN) {
-			cli_err("-scryptn %ld: above 28 is too high",
-				a->scryptn);
+		if (n > MASTERKEY_MAX_LOGN) {
+			cli_err("-scryptn %ld: above 28 is too high", n);
 			return EXIT_WRITECONF;
 		}
-		*logn = a->scryptn;
+		*logn = (int)n;
 	}
 	return 0;
 }
@@ -201,7 +202,9 @@ int cli_init(const struct args *a)
 		ex = EXIT_OTHER;
 		goto out;
 	}
-	if (a->masterkey || a->zerokey) {
+	/* -zerokey is for mounts: a new filesystem always gets a random
+	 * key (gocryptfs ignores it here too) */
+	if (a->masterkey) {
 		ex = cli_get_masterkey(a, key);
 		if (ex)
 			goto out;

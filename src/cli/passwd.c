@@ -31,7 +31,7 @@ static int make_backup(const char *path)
 		cli_err("Could not create backup '%s': %s", bak,
 			strerror(errno));
 		free(bak);
-		return EXIT_WRITECONF;
+		return EXIT_INIT; /* gocryptfs's code for it */
 	}
 	cli_say("A copy of the old config file has been created at '%s'.",
 		bak);
@@ -56,15 +56,14 @@ int cli_passwd(const struct args *a)
 	if (ex)
 		goto out;
 	if (conf_has(&c, CONF_FLAG_FIDO2)) {
-		cli_err("Password change is not supported on FIDO2-enabled "
-			"filesystems.");
-		ex = EXIT_FIDO2;
+		ex = cli_fido2_conf();
 		goto out;
 	}
-	if (a->scryptn >= 0 && (a->scryptn < MASTERKEY_MIN_LOGN ||
-				a->scryptn > MASTERKEY_MAX_LOGN)) {
+	if (a->scryptn != ARGS_UNSET &&
+	    (cli_scrypt_logn(a) < MASTERKEY_MIN_LOGN ||
+	     cli_scrypt_logn(a) > MASTERKEY_MAX_LOGN)) {
 		cli_err("-scryptn %ld: outside the allowed range 10 ... 28",
-			a->scryptn);
+			cli_scrypt_logn(a));
 		ex = EXIT_SCRYPT_PARAMS;
 		goto out;
 	}
@@ -74,7 +73,8 @@ int cli_passwd(const struct args *a)
 		ex = cli_unlock(a, &c, key, "Old password: ");
 	if (ex)
 		goto out;
-	logn = a->scryptn >= 0 ? a->scryptn : conf_logn(&c);
+	logn = a->scryptn != ARGS_UNSET ? (int)cli_scrypt_logn(a) :
+					  conf_logn(&c);
 	/* As gocryptfs 2.3 (Debian 12): -passfile/-extpass give the new
 	 * password too (2.5 and later read it from the terminal or stdin
 	 * only). */

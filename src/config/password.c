@@ -212,18 +212,20 @@ static char **extpass_argv(const struct password_src *src, char **store)
 
 	*store = NULL;
 	if (src->nextpass == 1) {
-		char *s = strdup(src->extpass[0]), *tok, *save = NULL;
+		/* Split at every space, as gocryptfs does: two spaces in a
+		 * row make an empty argument (so "echo  pw" gives " pw"),
+		 * and a leading one an empty command. */
+		char *s = strdup(src->extpass[0]), *p;
 
 		if (!s)
 			return NULL;
-		argv = calloc(strlen(s) / 2 + 2, sizeof(*argv));
+		argv = calloc(strlen(s) + 2, sizeof(*argv));
 		if (!argv) {
 			free(s);
 			return NULL;
 		}
-		for (tok = strtok_r(s, " ", &save); tok;
-		     tok = strtok_r(NULL, " ", &save))
-			argv[n++] = tok;
+		for (p = s; p; n++)
+			argv[n] = strsep(&p, " ");
 		*store = s;
 		return argv;
 	}
@@ -351,7 +353,7 @@ static int read_extpass(struct password *pw, const struct password_src *src,
 		seterr(err, "out of memory");
 		return -ENOMEM;
 	}
-	if (!argv[0]) {
+	if (!argv[0] || !argv[0][0]) {
 		rc = -EINVAL;
 		seterr(err, "extpass: empty command");
 		goto out;
@@ -368,7 +370,13 @@ static int read_extpass(struct password *pw, const struct password_src *src,
 		goto out;
 	}
 	if (pid == 0) {
-		if (dup2(pfd[1], STDOUT_FILENO) < 0)
+		/* stdin is not the program's: a password on our stdin, or a
+		 * script's input, is not for it to swallow (gocryptfs gives
+		 * it /dev/null too) */
+		int nul = open("/dev/null", O_RDONLY);
+
+		if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 ||
+		    dup2(pfd[1], STDOUT_FILENO) < 0)
 			_exit(127);
 		execvp(argv[0], argv);
 		fprintf(stderr, "extpass: cannot run '%s': %s\n", argv[0],

@@ -480,11 +480,17 @@ def test_passwd_masterkey(gcmdir):
     assert read(bak) == before
     assert cu.xray_key(conf, "fresh") == key
     assert cu.xray_key(bak, PW) == key
-    # a second reset refuses to clobber the backup; nothing changes
+    # a second reset refuses to clobber the backup; nothing changes; exit
+    # 7 as gocryptfs (it was 24)
     now = read(conf)
     p = veilfs("-passwd", "-masterkey", key, gcmdir, stdin="other\n")
-    assert p.returncode == 24
+    assert p.returncode == 7
     assert read(conf) == now and read(bak) == before
+    if cu.GOCRYPTFS:
+        g = gocryptfs("-passwd", "-masterkey", key, gcmdir,
+                      stdin="other\nother\n")
+        assert g.returncode == 7, g.err
+        assert read(conf) == now and read(bak) == before
 
 
 def test_passwd_masterkey_stdin(gcmdir):
@@ -958,10 +964,15 @@ def test_fido2_refused(tmp_path):
     j["FIDO2"] = {"CredentialID": "AAAA", "HMACSalt": "AAAA"}
     write_conf(d, json.dumps(j))
     assert veilfs("-info", d).returncode == 0
-    p = veilfs("-dumpmasterkey", d, stdin=PW + "\n")
-    assert p.returncode == 31
-    p = veilfs("-passwd", d, stdin=PW + "\nnew\n")
-    assert p.returncode == 31
+    # without -fido2: gocryptfs's exit code 1 ("need to use the --fido2
+    # option"), one line
+    for args in (["-dumpmasterkey", d], ["-passwd", d]):
+        p = veilfs(*args, stdin=PW + "\nnew\n")
+        assert p.returncode == 1, (args, p.stderr)
+        assert p.stderr.count(b"\n") == 1 and b"-fido2" in p.stderr, \
+            p.stderr
+    g = gocryptfs("-passwd", d, stdin=PW + "\nnew\n")
+    assert g.returncode == 1
 
 
 # ---- mount: the CLI side -------------------------------------------------------
@@ -1300,3 +1311,124 @@ def test_init_reverse_plaintextnames_flags(tmp_path):
                                        "plain", ".gocryptfs.reverse.conf")))
     assert mine["FeatureFlags"] == vec["FeatureFlags"]
     assert gocryptfs("-info", "-reverse", str(d)).returncode == 0
+
+
+# ---- differences found in review (each compared with gocryptfs) --------------
+
+def _unmount_if_mounted(mnt):
+    """A test that expects a mount to be refused must not leave one
+    behind when it is not."""
+    if os.path.ismount(mnt):
+        subprocess.run([cu.FUSERMOUNT, "-u", "-z", mnt])
+
+
+def _new_dir(tmp_path, name):
+    d = str(tmp_path / name)
+    os.mkdir(d)
+    return d
+
+
+def _stored_password(conf, candidates):
+    """Which of candidates unlocks the config (gocryptfs-xray decides)."""
+    for c in candidates:
+        p = cu.run([cu.XRAY, "-dumpmasterkey", conf], stdin=c + "\n")
+        if p.returncode == 0:
+            return c
+    return None
+
+
+def test_extpass_string_split_at_every_space(tmp_path):
+    """One -extpass string is split at every space, as gocryptfs does: two
+    spaces give an empty argument (echo then prints " test"), a trailing
+    one an empty last argument, a leading one an empty command (exit 9)."""
+    _require(cu.GOCRYPTFS and cu.XRAY, "gocryptfs and gocryptfs-xray")
+    for run, name in ((veilfs, "v"), (gocryptfs, "g")):
+        d = _new_dir(tmp_path, name)
+        p = run("-init", "-q", "-scryptn", "10", "-extpass", "echo  test", d)
+        assert p.returncode == 0, p.err
+        conf = os.path.join(d, "gocryptfs.conf")
+        assert _stored_password(conf, ["test", " test"]) == " test", name
+    m = _new_dir(tmp_path, "m")
+    for cmd, code in (("echo test ", 12), (" echo test", 9)):
+        v = veilfs("-dumpmasterkey", "-extpass", cmd, str(tmp_path / "v"))
+        assert v.returncode == code, (cmd, v.err)
+        try:
+            g = gocryptfs("-extpass", cmd, str(tmp_path / "g"), m)
+        finally:
+            _unmount_if_mounted(m)
+        assert g.returncode == code, (cmd, g.err)
+
+
+def test_extpass_program_gets_no_stdin(tmp_path):
+    """The -extpass program's stdin is /dev/null, as under gocryptfs: a
+    password on our stdin is not for it (head -n1 then prints nothing:
+    an empty password, exit 9)."""
+    d = _new_dir(tmp_path, "c")
+    p = veilfs("-init", "-q", "-scryptn", "10", "-extpass", "echo test", d)
+    assert p.returncode == 0, p.err
+    v = veilfs("-dumpmasterkey", "-extpass", "head -n1", d,
+               stdin="test\n")
+    assert v.returncode == 9, v.err
+    if cu.GOCRYPTFS:
+        m = _new_dir(tmp_path, "m")
+        try:
+            g = gocryptfs("-extpass", "head -n1", d, m, stdin="test\n")
+        finally:
+            _unmount_if_mounted(m)
+        assert g.returncode == 9, g.err
+
+
+def test_init_ignores_zerokey(tmp_path):
+    """-init -zerokey makes a random master key, as gocryptfs does (an
+    all-zero key was once written into the new config)."""
+    _require(cu.XRAY, "gocryptfs-xray")
+    d = _new_dir(tmp_path, "c")
+    p = veilfs("-init", "-q", "-scryptn", "10", "-zerokey", "-extpass",
+               "echo test", d)
+    assert p.returncode == 0, p.err
+    key = cu.xray_key(os.path.join(d, "gocryptfs.conf"), "test")
+    assert key.replace("-", "").strip("0") != "", key
+
+
+def test_scryptn_zero_or_below_is_the_default(tmp_path):
+    """-scryptn 0 or below means the default (N = 2^16) at -init and at
+    -passwd, as gocryptfs takes it."""
+    d = _new_dir(tmp_path, "c")
+    p = veilfs("-init", "-q", "-scryptn=0", "-extpass", "echo test", d)
+    assert p.returncode == 0, p.err
+    conf = os.path.join(d, "gocryptfs.conf")
+    assert json.loads(read(conf))["ScryptObject"]["N"] == 65536
+    d2 = _new_dir(tmp_path, "c2")
+    p = veilfs("-init", "-q", "-scryptn=10", "-extpass", "echo test", d2)
+    assert p.returncode == 0, p.err
+    p = veilfs("-passwd", "-scryptn=-3", d2, stdin="test\nnew\n")
+    assert p.returncode == 0, p.err
+    conf2 = os.path.join(d2, "gocryptfs.conf")
+    assert json.loads(read(conf2))["ScryptObject"]["N"] == 65536
+
+
+def test_passfile_and_extpass_together(gcmdir, tmp_path):
+    """-passfile and -extpass together are a usage error (1), as in
+    gocryptfs, not one of them silently ignored."""
+    pw = str(tmp_path / "pw")
+    with open(pw, "w") as f:
+        f.write("test\n")
+    m = _new_dir(tmp_path, "m")
+    for run in (veilfs, gocryptfs):
+        try:
+            p = run("-passfile", pw, "-extpass", "echo wrong", gcmdir, m)
+        finally:
+            _unmount_if_mounted(m)
+        assert p.returncode == 1, p.err
+        assert "cannot be used at the same time" in p.err, p.err
+
+
+def test_masterkey_stdin_empty(gcmdir, tmp_path):
+    """-masterkey=stdin with nothing on stdin: exit 9, as gocryptfs."""
+    m = _new_dir(tmp_path, "m")
+    for run in (veilfs, gocryptfs):
+        try:
+            p = run("-masterkey=stdin", gcmdir, m, stdin="")
+        finally:
+            _unmount_if_mounted(m)
+        assert p.returncode == 9, p.err

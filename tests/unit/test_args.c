@@ -55,7 +55,7 @@ TEST(defaults)
 
 	ASSERT_INT_EQ(parse(&a, argc, v), 0);
 	ASSERT(a.hkdf && a.raw64);
-	ASSERT_INT_EQ(a.scryptn, -1);
+	ASSERT(a.scryptn == ARGS_UNSET);
 	ASSERT_INT_EQ(a.longnamemax, 0);
 	ASSERT_INT_EQ(a.npos, 0);
 	ASSERT(!a.init && !a.fg && !a.ro && a.fuse_opts == NULL);
