@@ -48,8 +48,6 @@ static void on_ready(void *arg)
 		if (kill((pid_t)r->a->notifypid, SIGUSR1) < 0)
 			log_err("-notifypid %ld: %s", r->a->notifypid,
 				strerror(errno));
-		if (r->a->fg && !r->a->nosyslog)
-			log_init(PROG, true, log_get_level());
 	}
 }
 
@@ -274,6 +272,10 @@ static int run_fs(struct cli_chain *ch, const struct args *a,
 	}
 	fo.on_ready = on_ready;
 	fo.on_ready_arg = &r;
+	/* gocryptfs's parent starts its child with -fg -notifypid and waits
+	 * for USR1, then exits: the child must hold nothing of the caller
+	 * (its output pipes, its session, its working directory) */
+	fo.detach = a->fg && a->notifypid > 0;
 	if (a->reverse) {
 		ex = exclusion(a, &ig);
 		if (ex) {

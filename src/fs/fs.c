@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +418,14 @@ static void report(int fd, int status)
 	close(fd);
 }
 
+static void default_if_ignored(int sig)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		signal(sig, SIG_DFL);
+}
+
 static void to_devnull(void)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -556,11 +565,20 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		goto fail;
 	}
 	fs->se = se;
+	/* libfuse leaves a signal that was ignored when we started ignored:
+	 * a daemon started as a script's background job (SIGINT ignored)
+	 * must still stop on SIGINT, as gocryptfs does */
+	default_if_ignored(SIGINT);
+	default_if_ignored(SIGTERM);
+	default_if_ignored(SIGHUP);
 	if (fuse_set_signal_handlers(se) < 0) {
 		rc = FS_ERR_OTHER;
 		goto fail;
 	}
 	sig = true;
+	/* the signal -notifypid sends: never the end of the daemon, also when
+	 * it reaches the wrong process (gocryptfs ignores it) */
+	signal(SIGUSR1, SIG_IGN);
 	if (fuse_session_mount(se, fs->mountpoint) < 0) {
 		log_err("could not mount on '%s'", fs->mountpoint);
 		rc = FS_ERR_MOUNTPOINT;
@@ -580,15 +598,19 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 			goto fail;
 		}
 	}
-	if (!fs->opt.foreground) {
+	if (!fs->opt.foreground || fs->opt.detach) {
+		if (fs->opt.detach)
+			setsid();
 		if (chdir("/") < 0)
 			log_warn("chdir /: %s", strerror(errno));
 		if (!fs->opt.nosyslog) {
 			log_init("veilfs", true, log_get_level());
 			to_devnull();
 		}
-		report(pfd[1], 0);
-		pfd[1] = -1;
+		if (!fs->opt.foreground) {
+			report(pfd[1], 0);
+			pfd[1] = -1;
+		}
 	}
 	if (fs->opt.on_ready)
 		fs->opt.on_ready(fs->opt.on_ready_arg);

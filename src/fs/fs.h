@@ -26,6 +26,8 @@ struct fs_options {
 	const char *cipherdir;	/* absolute path (reverse: the plain dir) */
 	const char *mountpoint; /* absolute path */
 	bool foreground;	/* -fg: do not daemonize */
+	bool detach;		/* -fg -notifypid: once mounted, detach as
+				 * a daemon does (gocryptfs's child) */
 	bool nosyslog;		/* daemon keeps logging to stderr */
 	bool ro;		/* -ro */
 	bool allow_other;	/* -allow_other (implies default_permissions) */

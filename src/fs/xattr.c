@@ -7,6 +7,7 @@
  * attributes on Linux, so they have none here either.
  */
 #include <errno.h>
+#include <linux/limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +319,11 @@ static int get_one(struct fs *fs, struct inode *in, const char *name,
 	rc = enc_xname(fs, name, xname, sizeof(xname));
 	if (rc)
 		return rc;
+	/* encrypted, too long for any backing filesystem: none can have it
+	 * (the backing would answer ERANGE, "buffer too small", to which a
+	 * caller that retries with a bigger one never finds an end) */
+	if (strlen(xname) > XATTR_NAME_MAX)
+		return -ENODATA;
 	g = xgen_snapshot(in);
 	by_name = none_shown_by_name(fs, in, g);
 	if (by_name == 1)

@@ -711,3 +711,30 @@ def test_big_xattr_value(mounter, tmp_path):
             os.setxattr(p, "user.v%d" % size, v)
             assert os.getxattr(p, "user.v%d" % size) == v
         mounter.unmount(m)
+
+
+def test_getxattr_of_a_name_too_long_once_encrypted(vfs):
+    """A user.* name whose encrypted form is longer than any backing
+    filesystem allows (255 bytes) cannot exist: getxattr answers ENODATA,
+    also to a size query (it answered ERANGE, "buffer too small", so that
+    a caller that retries with a bigger buffer never found an end)."""
+    if vfs.variant == "plaintextnames":
+        pytest.skip("xattr names are encrypted in every mode; one suffices")
+    f = vfs.p("f")
+    write_file(f, b"")
+    os.setxattr(f, "user.x", b"1")
+    name = "user." + "a" * 200
+    for size in (0, 100, 70000):
+        expect_errno(errno.ENODATA, _getxattr_size, f, name, size)
+
+
+def _getxattr_size(path, name, size):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(max(size, 1))
+    n = libc.getxattr(path.encode(), name.encode(), buf if size else None,
+                      ctypes.c_size_t(size))
+    if n < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return n

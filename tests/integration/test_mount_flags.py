@@ -709,3 +709,66 @@ def test_an_empty_flag_value_is_no_value(mounter, gocryptfs, empty):
         util.write_file(m.p("f"), b"x")
         assert util.read_file(m.p("f")) == b"x"
         mounter.unmount(m)
+
+
+def test_sigusr1_is_ignored(mounter):
+    """SIGUSR1 (what -notifypid sends; a wrapper may send it to its whole
+    process group) does not end the daemon, as in gocryptfs: it once died
+    of it and left a dead mount."""
+    cipherdir = mounter.init()
+    m = _mount(mounter, cipherdir, util.VEILFS_BIN, [])
+    os.kill(m.proc.pid, signal.SIGUSR1)
+    util.write_file(m.p("f"), b"still here")
+    assert util.read_file(m.p("f")) == b"still here"
+    assert m.proc.poll() is None
+    mounter.unmount(m)
+
+
+def test_sigint_when_started_ignoring_it(mounter):
+    """A daemon started with SIGINT ignored (a script's background job)
+    still unmounts and ends on SIGINT, as gocryptfs does (libfuse leaves
+    an ignored signal ignored)."""
+    cipherdir = mounter.init()
+    m = mounter.mount(cipherdir, args=["-passfile", mounter.passfile],
+                      preexec=lambda: signal.signal(signal.SIGINT,
+                                                    signal.SIG_IGN))
+    os.kill(m.proc.pid, signal.SIGINT)
+    _wait_exit(m, 30 * util.SLOW)
+    assert not os.path.ismount(m.mnt)
+
+
+def test_notifypid_child_holds_nothing_of_its_caller(mounter, tmp_path):
+    """gocryptfs's way of daemonizing: a parent starts veilfs -fg
+    -notifypid=PARENT and exits on SIGUSR1. The daemon then holds nothing
+    of the caller: a caller that reads the parent's output gets its end at
+    once (the daemon once kept the pipes, so that $(...) hung while the
+    filesystem was mounted), and the daemon has a session of its own and
+    its working directory at /."""
+    cipherdir = mounter.init()
+    mnt = str(tmp_path / "m")
+    os.mkdir(mnt)
+    pidfile = str(tmp_path / "pid")
+    wrapper = tmp_path / "parent.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        "trap 'exit 0' USR1\n"
+        "cd %s\n"
+        "%s -fg -notifypid=$$ -passfile %s %s %s &\n"
+        "echo $! > %s\n"
+        "while :; do sleep 0.1; done\n"
+        % (tmp_path, util.VEILFS_BIN, mounter.passfile, cipherdir, mnt,
+           pidfile))
+    wrapper.chmod(0o755)
+    try:
+        p = subprocess.run([str(wrapper)], capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=60 * util.SLOW)
+        assert p.returncode == 0, p.stderr
+        assert os.path.ismount(mnt)
+        with open(pidfile) as f:
+            pid = int(f.read())
+        assert os.readlink("/proc/%d/cwd" % pid) == "/"
+        assert os.getsid(pid) == pid
+        util.write_file(os.path.join(mnt, "f"), b"x")
+    finally:
+        if os.path.ismount(mnt):
+            subprocess.run([util.FUSERMOUNT, "-u", "-z", mnt])
