@@ -236,6 +236,13 @@ def test_early_answers_stop_before_the_disk_is_full(tmp_path):
         assert int(counts[-1][1]) > 0, counts
 
 
+def _fault_dir(tmp_path):
+    """A new directory for tests/tools/faultshim's control files."""
+    faults = os.path.join(str(tmp_path), 'faults')
+    os.mkdir(faults)
+    return faults
+
+
 def _faulty_fs(tmp_path, disk, faults):
     """A new cipherdir DISK/c whose daemon runs under tests/tools/faultshim,
     with its control files in FAULTS."""
@@ -256,8 +263,7 @@ def test_failed_early_answer_keeps_the_padded_block(tmp_path):
     block, not into it: every byte written before reads back, the padding
     reads as zeros, and fsync reports the failure. (Cutting to the old
     size once left the padded block torn: EIO on bytes 8192-9999.)"""
-    faults = os.path.join(str(tmp_path), 'faults')
-    os.mkdir(faults)
+    faults = _fault_dir(tmp_path)
     with util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096) as disk:
         m = _faulty_fs(tmp_path, disk, faults)
         old = _file_written_and_closed(m, ru.pattern(21, 10000))
@@ -296,8 +302,7 @@ def test_every_descriptor_hears_of_a_failed_early_answer(tmp_path):
     only to the first one that asks: a program's fsync must not succeed
     because another program's fsync took the error first. A descriptor
     opened afterwards hears of it only if nobody did."""
-    faults = os.path.join(str(tmp_path), 'faults')
-    os.mkdir(faults)
+    faults = _fault_dir(tmp_path)
 
     def fail_next_write(fd):
         open(os.path.join(faults, 'pwrite'), 'w').close()
@@ -348,8 +353,7 @@ def test_failed_early_answer_leaves_the_size(tmp_path, backing):
     file was extended over a hole) that then fails (tests/tools/faultshim)
     leaves the file at its old size and content, and fsync reports it (on
     tmpfs the reserved space once stayed: zeros up to the write's end)."""
-    faults = os.path.join(str(tmp_path), 'faults')
-    os.mkdir(faults)
+    faults = _fault_dir(tmp_path)
     with (util.tmpfs(tmp_path, '512m') if backing == 'tmpfs' else
           util.ext4(tmp_path, ACK_ROOM + (64 << 20), block=4096)) as disk:
         m = _faulty_fs(tmp_path, disk, faults)
@@ -380,8 +384,7 @@ def test_failed_shrink_keeps_the_file(tmp_path, to):
     on a backing that copies on write, a server's quota), truncate reports
     the error and the file is as it was (the block was once cut off
     first: the bytes before the new size in it were lost)."""
-    faults = os.path.join(str(tmp_path), 'faults')
-    os.mkdir(faults)
+    faults = _fault_dir(tmp_path)
     with util.tmpfs(tmp_path, '64m') as disk:
         m = _faulty_fs(tmp_path, disk, faults)
         old = _file_written_and_closed(m, ru.pattern(51, 10000))
