@@ -924,6 +924,36 @@ static void renew_stamp(struct fs *fs, struct inode *in, int fd, int rc)
 		in->kc_stamp = rc || fd < 0 ? 0 : cache_stamp(fd);
 }
 
+/* -sharedstorage: the open file held for in may no longer be the one at its
+ * name: another mount may have renamed it away and made a new file there,
+ * which a backing such as sshfs shows with the same inode number (it numbers
+ * by path). A fresh open reads and writes the file now at the name, as it
+ * would on gocryptfs, so the fd is opened anew by name for every open (the
+ * handles still open go on with the new fd). An inode whose names are all
+ * gone keeps its fd. rw held for writing. Returns 0 or -errno. */
+static int reopen_by_name(struct fs *fs, struct inode *in, bool want_w)
+{
+	bool rw = true;
+	int fd;
+
+	fd = inode_open(fs, in, O_RDWR);
+	if ((fd == -EACCES || fd == -EROFS) && !want_w) {
+		rw = false;
+		fd = inode_open(fs, in, O_RDONLY);
+	}
+	if (fd == -ENOENT || fd == -ESTALE)
+		return 0;
+	if (fd < 0)
+		return fd;
+	close(in->fd);
+	in->fd = fd;
+	in->fd_rw = rw;
+	in->size_known = false;
+	in->id_valid = false;
+	file_forget_tail(in);
+	return 0;
+}
+
 int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 	      bool *changed)
 {
@@ -936,6 +966,11 @@ int file_open(struct fs *fs, struct inode *in, int flags, bool *keep_cache,
 	if (in->fd >= 0 && fs->sole_writer && !fd_still_named(fs, in)) {
 		rc = -ESTALE; /* the kernel looks the name up again */
 		goto out;
+	}
+	if (in->fd >= 0 && fs->opt.sharedstorage) {
+		rc = reopen_by_name(fs, in, want_w || in->fd_rw);
+		if (rc)
+			goto out;
 	}
 	if (in->fd < 0 || (want_w && !in->fd_rw)) {
 		fd = open_backing(fs, in, want_w, &rw);

@@ -524,6 +524,30 @@ def test_shared_directory_made_anew(shared_place, mounter):
     assert util.read_file(a.p("D", "three")) == b"three"
 
 
+def test_shared_fresh_open_after_replace(shared_place, mounter):
+    """B holds file F open; A renames F away and writes a new F: a fresh
+    open of F on B reads and writes the new file (sshfs shows the new F
+    with the old one's inode number: B once read the old file through the
+    fd it held, and wrote to the new one)."""
+    place = shared_place
+    cd = mounter.init(cipherdir=os.path.join(place.a, "cd"))
+    args = ["-passfile", mounter.passfile, "-sharedstorage"]
+    a = mounter.mount(cd, args=args, label="A")
+    b = mounter.mount(os.path.join(place.b, "cd"), args=args, label="B")
+    util.write_file(a.p("F"), b"old content\n")
+    with open(b.p("F"), "rb") as held:
+        assert held.read() == b"old content\n"
+        os.rename(a.p("F"), a.p("F.old"))
+        util.write_file(a.p("F"), b"new\n")
+        assert util.read_file(b.p("F")) == b"new\n"
+        with open(b.p("F"), "r+b") as f:
+            f.seek(0, os.SEEK_END)
+            f.write(b"more\n")
+    assert util.read_file(a.p("F")) == b"new\nmore\n"
+    assert util.read_file(a.p("F.old")) == b"old content\n"
+    assert util.read_file(b.p("F.old")) == b"old content\n"
+
+
 def test_shared_reader_during_rewrite(shared_place, mounter):
     """A rewrites a 256 KiB file over and over (whole blocks, versions
     v = 0, 1, ...); B reads it meanwhile: never EIO, every block is one
