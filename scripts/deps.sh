@@ -9,7 +9,7 @@ pkgs="meson ninja-build pkg-config gcc clang libfuse3-dev fuse3 libssl-dev
 libjson-c-dev libgcrypt20-dev libscrypt-dev gocryptfs python3 python3-pytest
 mandoc attr acl fio libclang-rt-14-dev python3-cryptography rsync
 openssh-server sshfs moosefs-master moosefs-chunkserver moosefs-client
-iproute2 strace"
+iproute2 strace qemu-user"
 case "${1:-}" in
 deb) pkgs="$pkgs build-essential dpkg-dev debhelper lintian" ;;
 bench) pkgs="$pkgs securefs bindfs git python3-matplotlib" ;;

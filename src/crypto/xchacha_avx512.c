@@ -912,16 +912,16 @@ const struct aead_impl aead_xchacha_avx512 = {
 
 /* ---- test hooks ---------------------------------------------------------- */
 
-TARGET int xchacha_avx512_test_poly1305(uint8_t tag[16],
-					const uint8_t key[32],
-					const uint8_t *msg, size_t len)
+/* The workers run only after cpu_ok(): code built for AVX-512 may use it
+ * from its first instruction (zeroing a local array), so the exported
+ * hooks themselves are plain code. */
+NOINLINE int test_poly1305_w(uint8_t tag[16], const uint8_t key[32],
+			     const uint8_t *msg, size_t len)
 {
 	struct xctx *c;
 	size_t n = len / 16;
 	uint8_t last[16] = { 0 };
 
-	if (!cpu_ok())
-		return -ENOTSUP;
 	c = secmem_alloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -945,20 +945,35 @@ TARGET int xchacha_avx512_test_poly1305(uint8_t tag[16],
 	return 0;
 }
 
-TARGET int xchacha_avx512_test_chapoly(uint8_t *out, const uint8_t key[32],
-				       const uint8_t nonce[12],
-				       const uint8_t *pt, size_t len,
-				       const uint8_t *aad, size_t aadlen)
+int xchacha_avx512_test_poly1305(uint8_t tag[16], const uint8_t key[32],
+				 const uint8_t *msg, size_t len)
+{
+	if (!cpu_ok())
+		return -ENOTSUP;
+	return test_poly1305_w(tag, key, msg, len);
+}
+
+NOINLINE void test_chapoly_w(struct xctx *c, uint8_t *out,
+			     const uint8_t nonce[12], const uint8_t *pt,
+			     size_t len, const uint8_t *aad, size_t aadlen)
+{
+	uint8_t row[16] = { 0 };
+
+	memcpy(row + 4, nonce, 12);
+	chapoly(c, c->kb, c->kc, load_row(row), out, pt, len, aad, aadlen,
+		out + len, true);
+}
+
+int xchacha_avx512_test_chapoly(uint8_t *out, const uint8_t key[32],
+				const uint8_t nonce[12], const uint8_t *pt,
+				size_t len, const uint8_t *aad, size_t aadlen)
 {
 	struct xctx *c;
-	uint8_t row[16] = { 0 };
 	int rc = xc5_new((void **)&c, key);
 
 	if (rc)
 		return rc;
-	memcpy(row + 4, nonce, 12);
-	chapoly(c, c->kb, c->kc, load_row(row), out, pt, len, aad, aadlen,
-		out + len, true);
+	test_chapoly_w(c, out, nonce, pt, len, aad, aadlen);
 	xc5_free(c);
 	return 0;
 }
