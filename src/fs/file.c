@@ -637,6 +637,17 @@ static void unpad_tail(struct inode *in, int fd, const struct pad_undo *u)
 		 strerror(errno));
 }
 
+/* Whether a file of off + len plaintext bytes would need a backing file
+ * larger than off_t can address (-EFBIG, as gocryptfs answers: the backing
+ * call would refuse the negative offset with EINVAL). */
+static bool too_big(struct fs *fs, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+
+	return end < off || end > INT64_MAX ||
+	       content_plain_to_cipher_size(fs->content, end) > INT64_MAX;
+}
+
 static int write_locked(struct fs *fs, struct inode *in, int fd,
 			const uint8_t *data, size_t len, uint64_t off,
 			bool append, struct file_ack *ack)
@@ -668,6 +679,8 @@ static int write_locked(struct fs *fs, struct inode *in, int fd,
 		return rc;
 	if (append)
 		off = S;
+	if (too_big(fs, off, len))
+		return -EFBIG;
 	rc = pad_tail_undoably(fs, in, fd, &S, off / PBS, csize, &undo);
 	if (rc)
 		return rc;
@@ -691,6 +704,8 @@ static int truncate_locked(struct fs *fs, struct inode *in, int fd,
 	size_t plen;
 	int rc;
 
+	if (too_big(fs, size, 0))
+		return -EFBIG;
 	tail_forget(in);
 	rc = backing_size(fs, in, fd, &csize);
 	if (rc)
@@ -1336,6 +1351,8 @@ int file_fallocate(struct fs *fs, struct inode *in, int mode, uint64_t off,
 		return -EOPNOTSUPP;
 	if (!len)
 		return -EINVAL;
+	if (too_big(fs, off, len))
+		return -EFBIG;
 	rwlock_wrlock(&in->rw);
 	fd = in->fd;
 	if (fd < 0 || !in->fd_rw) {

@@ -738,3 +738,29 @@ def _getxattr_size(path, name, size):
         e = ctypes.get_errno()
         raise OSError(e, os.strerror(e))
     return n
+
+
+def test_file_beyond_the_largest_backing_file(mounter, tmp_path):
+    """A write, truncate or fallocate whose ciphertext would end beyond
+    what off_t addresses answers EFBIG, as gocryptfs does (it answered
+    EINVAL, the backing call's answer to a negative offset), and leaves
+    the file as it was. On a tmpfs: ext4 refuses such sizes itself."""
+    with util.tmpfs(tmp_path, "16m") as d:
+        m = mounter.mount(mounter.init(cipherdir=os.path.join(d, "c")))
+        p = m.p("f")
+        write_file(p, b"kept")
+        fd = os.open(p, os.O_RDWR)
+        try:
+            expect_errno(errno.EFBIG, os.pwrite, fd, b"x" * 10,
+                         (1 << 63) - 4096 * 200)
+            expect_errno(errno.EFBIG, os.ftruncate, fd, (1 << 63) - 100)
+            expect_errno(errno.EFBIG, os.posix_fallocate, fd,
+                         (1 << 63) - 4096 * 200, 4096)
+            # the largest file that fits is a sparse file like any other
+            os.ftruncate(fd, 1 << 60)
+            assert os.fstat(fd).st_size == 1 << 60
+            os.ftruncate(fd, 4)
+        finally:
+            os.close(fd)
+        assert read_file(p) == b"kept"
+        mounter.unmount(m)
