@@ -461,12 +461,15 @@ static unsigned fd_budget(void)
 	return (unsigned)n;
 }
 
+/* Worker threads at most (libfuse's default is 10). */
+#define FS_MAX_THREADS 64
+
 int fs_run(struct fs *fs, bool *is_daemon_parent)
 {
 	char optstr[4096];
 	char *argv[4];
 	struct fuse_args args;
-	struct fuse_loop_config cfg = { .clone_fd = 0, .max_idle_threads = 16 };
+	struct fuse_loop_config *cfg = NULL;
 	struct fuse_session *se = NULL;
 	struct fuse_lowlevel_ops ops;
 	struct chan *chan = NULL;
@@ -616,7 +619,20 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 		fs->opt.on_ready(fs->opt.on_ready_arg);
 	log_dbg("serving '%s' on '%s'", fs->cipherdir, fs->mountpoint);
 
-	rc = fuse_session_loop_mt(se, &cfg);
+	/* Up to FS_MAX_THREADS requests in progress: a backing syscall that
+	 * blocks long (another mount's lock, see shared.c; a stalled network
+	 * backing) holds one thread, and the others serve the rest. */
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		log_err("out of memory");
+		rc = FS_ERR_OTHER;
+		goto fail;
+	}
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	fuse_loop_cfg_set_idle_threads(cfg, 16);
+	fuse_loop_cfg_set_max_threads(cfg, FS_MAX_THREADS);
+	rc = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
 	/* A positive value is the signal that ended the loop: clean exit. */
 	rc = rc < 0 ? FS_ERR_OTHER : 0;
 	log_dbg("writes answered before they were written: %lu on a "

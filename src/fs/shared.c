@@ -24,7 +24,9 @@
  * would (MooseFS and sshfs keep writes back until then), so that the next
  * holder, wherever it runs, reads what was written. Locks are
  * taken only under the inode's rw held for writing, so the threads of this
- * process never mix their locks on the one shared backing fd.
+ * process never mix their locks on the one shared backing fd. A lock is
+ * waited for 10 s at most (ofd_lock): anyone who can read the cipherdir
+ * can hold read locks on its files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,9 +35,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/openreg.h"
 #include "fs/inode.h"
 #include "fs/shared.h"
 
@@ -50,6 +54,15 @@ static bool no_locks(int err)
 	       err == EINVAL;
 }
 
+/* How long a lock is waited for. Another mount holds one for a write and
+ * a flush of the backing file; one held longer is someone else's: anyone
+ * who can read the cipherdir can take read locks on its files, and keep
+ * them. Past that, the change goes on without the lock (gocryptfs takes
+ * none), with a line in the log, rather than holding a worker thread and
+ * the inode for as long as the other holds on. */
+#define LOCK_WAIT_MS 10000
+#define LOCK_PAUSE_MAX_MS 50
+
 static int ofd_lock(int fd, short type, uint64_t start, uint64_t len)
 {
 	struct flock fl = {
@@ -58,11 +71,26 @@ static int ofd_lock(int fd, short type, uint64_t start, uint64_t len)
 		.l_start = (off_t)start,
 		.l_len = (off_t)len,
 	};
+	unsigned waited = 0, pause = 1;
+	struct timespec ts;
 
-	while (fcntl(fd, F_OFD_SETLKW, &fl) < 0) {
+	while (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
 		if (errno == EINTR)
 			continue;
-		return no_locks(errno) ? 0 : -errno;
+		if (errno != EAGAIN && errno != EACCES)
+			return no_locks(errno) ? 0 : -errno;
+		if (waited >= LOCK_WAIT_MS) {
+			log_warn("-sharedstorage: a byte-range lock on a "
+				 "backing file was held by another for %u s: "
+				 "going on without it", LOCK_WAIT_MS / 1000);
+			return 0;
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)pause * 1000000L;
+		nanosleep(&ts, NULL);
+		waited += pause;
+		if (pause < LOCK_PAUSE_MAX_MS)
+			pause *= 2;
 	}
 	return 0;
 }
@@ -217,8 +245,7 @@ void shared_probe(struct fs *fs)
 	int fd = -1, err = 0;
 
 	for (i = 0; i < sizeof(probe) / sizeof(probe[0]) && fd < 0; i++)
-		fd = openat(fs->root_fd, probe[i],
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openreg_at(fs->root_fd, probe[i], O_RDONLY, false, NULL);
 	if (fd >= 0) {
 		if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
 			err = errno;

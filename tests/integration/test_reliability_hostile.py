@@ -375,3 +375,80 @@ def test_device_nodes_never_opened(mounter):
     os.unlink(diriv)
     write_file(diriv, iv, 0o444)
     check(side, "['f']")
+
+
+def test_fifo_at_config_name_with_sharedstorage(mounter, tmp_path):
+    """-sharedstorage probes the backing's locks on CIPHERDIR/gocryptfs.conf:
+    with the config elsewhere (-config) and a FIFO in its place, the mount
+    comes up without opening the FIFO (it waited for a writer forever)."""
+    c = mounter.init()
+    conf = str(tmp_path / "elsewhere.conf")
+    os.rename(os.path.join(c, "gocryptfs.conf"), conf)
+    fifo = os.path.join(c, "gocryptfs.conf")
+    os.mkfifo(fifo)
+    ifd = util.open_watch(fifo)
+    try:
+        m = mounter.mount(c, args=["-passfile", mounter.passfile,
+                                   "-config", conf, "-sharedstorage"])
+        write_file(m.p("f"), b"works")
+        assert guarded(reading(m.p("f"))) == "works"
+        assert not util.was_opened(ifd), "the daemon opened the FIFO"
+        mounter.unmount(m)
+    finally:
+        os.close(ifd)
+        unblock(fifo)
+
+
+HOLDER = r"""
+import fcntl, os, sys, time
+fds = [os.open(p, os.O_RDONLY) for p in sys.argv[1:]]
+for fd in fds:
+    fcntl.lockf(fd, fcntl.LOCK_SH)
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_outside_read_locks_hold_no_request_forever(mounter):
+    """-sharedstorage locks byte ranges of the backing files, and anyone
+    who may read the cipherdir can take read locks on them and keep them.
+    Appends to 12 such files while the locks are held: the mount still
+    answers everything else, and each append is done (without the lock,
+    said in the log) while the other still holds on. All worker threads
+    waited on those locks for good, and the whole mount hung."""
+    c = mounter.init()
+    m = mounter.mount(c, args=["-passfile", mounter.passfile,
+                               "-sharedstorage"])
+    names = ["f%d" % i for i in range(12)]
+    before = set(os.listdir(c))
+    for n in names:
+        write_file(m.p(n), b"start ")
+    backing = [os.path.join(c, e) for e in set(os.listdir(c)) - before]
+    assert len(backing) == len(names)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER] + backing,
+                              stdout=subprocess.PIPE)
+    appends = []
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        for n in names:
+            appends.append(subprocess.Popen(
+                [sys.executable, "-c",
+                 "open(%r, 'ab').write(b'appended')" % m.p(n)]))
+        os.mkdir(m.p("other"))
+        assert others_answered(m).startswith("fresh 1")
+        for p in appends:
+            try:
+                assert p.wait(timeout=GUARD * 4) == 0
+            except subprocess.TimeoutExpired:
+                pytest.fail("an append waited for the outside lock")
+        assert holder.poll() is None, "the lock holder went away"
+        for n in names:
+            assert guarded(reading(m.p(n))) == "start appended"
+        assert "going on without it" in m.log()
+    finally:
+        holder.kill()
+        holder.wait()
+        for p in appends:
+            p.kill()
+            p.wait()
+    mounter.unmount(m)
