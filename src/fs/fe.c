@@ -313,10 +313,11 @@ static void release_dir(struct fs *fs, struct dir_handle *h)
  * own, which its entries' offsets carry (LISTING_OFF): the next READDIR of
  * a listing finds its own snapshot, never another's (where entries
  * removed meanwhile would shift every later one). PARKED_MAX at a time,
- * PARKED_PER_DIR of one directory and PARKED_ENTS entries in all, the
- * least recently used dropped: a listing abandoned midway, or one of very
- * many in progress at once (a walk that keeps a listing of every level
- * open, as nftw does, goes hundreds of levels deep before one is dropped).
+ * PARKED_PER_DIR of one directory and PARKED_ENTS entries in all besides
+ * the PARKED_BIG largest, the least recently used dropped: a listing
+ * abandoned midway, or one of very many in progress at once (a walk that
+ * keeps a listing of every level open, as nftw does, goes hundreds of
+ * levels deep before one is dropped).
  * A listing continued after its snapshot was dropped reads the directory
  * anew and goes on after the entry it returned last, which its offsets
  * name (a hash of its name); if that entry is gone (a walk that deletes
@@ -326,6 +327,7 @@ static void release_dir(struct fs *fs, struct dir_handle *h)
 #define PARKED_MAX 256
 #define PARKED_PER_DIR 64
 #define PARKED_ENTS (1u << 16)
+#define PARKED_BIG 4
 struct dir_parked {
 	struct inode *dir; /* NULL: a free slot */
 	dev_t dev;
@@ -404,21 +406,61 @@ static void parked_take(struct fs *fs, struct inode *dir, uint32_t id,
 	pthread_mutex_unlock(&fs->lock);
 }
 
+/* Whether parked listing q comes before r by size, largest first (ties:
+ * by slot). */
+static bool parked_larger(const struct dir_parked *q,
+			  const struct dir_parked *r)
+{
+	return q->dl.n > r->dl.n || (q->dl.n == r->dl.n && q < r);
+}
+
 /* Drop the least recently used snapshots other than keep's until those
- * left and n more entries fit in PARKED_ENTS (or none is left). fs->lock
- * held. */
+ * left and n more entries fit in PARKED_ENTS (or none is left). The
+ * PARKED_BIG largest (the one of n entries about to be parked counted
+ * too, first among equals) are not counted and never dropped to make
+ * room: a listing larger than PARKED_ENTS would otherwise be dropped by
+ * the next listing of any other directory, and read anew at each of its
+ * READDIRs (quadratic in its size). fs->lock held. */
 static void drop_for_room(struct fs *fs, struct dir_parked *keep, size_t n)
 {
-	struct dir_parked *old;
+	struct dir_parked *big[PARKED_BIG], *old;
+	unsigned nbig = 0, k, j;
+	bool new_big = true;
 	size_t total, i;
 
+	/* the largest parked, then whether the new one is among them */
+	for (i = 0; i < PARKED_MAX; i++) {
+		struct dir_parked *q = &fs->parked[i];
+
+		if (!q->dir || q == keep)
+			continue;
+		for (k = 0; k < nbig && !parked_larger(q, big[k]); k++)
+			;
+		if (k == PARKED_BIG)
+			continue;
+		if (nbig < PARKED_BIG)
+			nbig++;
+		for (j = nbig - 1; j > k; j--)
+			big[j] = big[j - 1];
+		big[k] = q;
+	}
+	for (k = 0; k < nbig && big[k]->dl.n > n; k++)
+		;
+	if (k == PARKED_BIG)
+		new_big = false;
+	else if (nbig == PARKED_BIG)
+		nbig--; /* the smallest of them is pushed out by the new one */
 	for (;;) {
-		total = n;
+		total = new_big ? 0 : n;
 		old = NULL;
 		for (i = 0; i < PARKED_MAX; i++) {
 			struct dir_parked *q = &fs->parked[i];
 
 			if (!q->dir || q == keep)
+				continue;
+			for (k = 0; k < nbig && big[k] != q; k++)
+				;
+			if (k < nbig)
 				continue;
 			total += q->dl.n;
 			if (!old || q->age < old->age)

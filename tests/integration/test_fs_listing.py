@@ -375,3 +375,44 @@ def test_a_listing_whose_snapshot_was_dropped(mounter, last):
     assert sorted(kept - set(seen)) == []
     if last == "kept":
         assert len(seen) == len(set(seen))
+
+
+def test_a_big_listing_is_not_read_anew_for_each_part(mounter):
+    """A listing of a directory larger than what the daemon keeps of
+    listings in all (70,000 entries), read one getdents64 at a time while
+    other directories are listed in between: the daemon reads the big
+    directory once (each other listing dropped the big one's snapshot,
+    which was then read and decrypted anew for each part: quadratic in
+    its size)."""
+    cd = mounter.init(("-gcm",))
+    m = mounter.mount(cd)
+    before = set(os.listdir(cd))
+    os.mkdir(m.p("big"))
+    (back,) = set(os.listdir(cd)) - before
+    for i in range(70000):
+        os.mknod(m.p("big", "%05d" % i))
+    for k in range(8):
+        os.mkdir(m.p("small%d" % k))
+        util.write_file(m.p("small%d" % k, "f"), b"f")
+    mounter.unmount(m)
+    m = mounter.mount(cd)
+    ifd = util.open_watch(os.path.join(cd, back), util.IN_ACCESS)
+    fd = os.open(m.p("big"), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        seen = _getdents(fd)
+        assert util.was_opened(ifd, util.IN_ACCESS)  # read once
+        for k in range(8):
+            assert os.listdir(m.p("small%d" % k)) == ["f"]
+            seen += _getdents(fd)
+            assert not util.was_opened(ifd, util.IN_ACCESS), \
+                "the big directory was read anew after %d others" % (k + 1)
+        while True:
+            part = _getdents(fd)
+            if not part:
+                break
+            seen += part
+    finally:
+        os.close(fd)
+        os.close(ifd)
+    seen = [n for n in seen if n not in (".", "..")]
+    assert len(seen) == 70000 and len(set(seen)) == 70000

@@ -577,30 +577,34 @@ def tmpfs(parent, size):
         subprocess.run(["umount", "-l", d])
 
 
-def open_watch(path):
-    """An inotify fd that records every open of path (IN_OPEN); read it
-    with was_opened. For checks that something is never opened (a device
-    node's open can act)."""
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+
+
+def open_watch(path, mask=IN_OPEN):
+    """An inotify fd that records every open of path (IN_OPEN; or the
+    events of mask, such as IN_ACCESS, which a read of a file or a listing
+    of a directory makes); read it with was_opened. For checks that
+    something is never opened (a device node's open can act) or read."""
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     ifd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     assert ifd >= 0
-    assert libc.inotify_add_watch(ifd, path.encode(), 0x20) >= 0
+    assert libc.inotify_add_watch(ifd, path.encode(), mask) >= 0
     return ifd
 
 
-def was_opened(ifd):
-    """Whether an IN_OPEN event came on ifd (others, such as IN_IGNORED
-    when the watched file is deleted, do not count)."""
+def was_opened(ifd, mask=IN_OPEN):
+    """Whether an event of mask (IN_OPEN) came on ifd since the last call
+    (others, such as IN_IGNORED when the watched file is deleted, do not
+    count)."""
     import struct
     try:
         buf = os.read(ifd, 65536)
     except BlockingIOError:
         return False
-    off = 0
+    off, seen = 0, False
     while off + 16 <= len(buf):
-        _, mask, _, ln = struct.unpack_from("iIII", buf, off)
-        if mask & 0x20:
-            return True
+        _, m, _, ln = struct.unpack_from("iIII", buf, off)
+        seen = seen or bool(m & mask)
         off += 16 + ln
-    return False
+    return seen
