@@ -505,15 +505,22 @@ static int make_file(int dfd, const char *stored, void *arg)
 
 	a->existed = false;
 	a->fd = openat(dfd, stored, a->flags | O_EXCL, a->mode);
-	for (tries = 0; a->fd < 0 && errno == EEXIST &&
-			!(a->flags & O_EXCL) && tries < 8; tries++) {
-		a->fd = openat(dfd, stored, a->flags & ~O_CREAT);
-		if (a->fd >= 0)
+	if (a->fd < 0)
+		a->fd = -errno;
+	for (tries = 0; a->fd == -EEXIST && !(a->flags & O_EXCL) && tries < 8;
+	     tries++) {
+		/* what is there: a regular file only, never opened otherwise */
+		a->fd = open_regular_checked_at(dfd, stored,
+						a->flags & ~O_CREAT, NULL);
+		if (a->fd >= 0) {
 			a->existed = true;
-		else if (errno == ENOENT)
+		} else if (a->fd == -ENOENT) {
 			a->fd = openat(dfd, stored, a->flags | O_EXCL, a->mode);
+			if (a->fd < 0)
+				a->fd = -errno;
+		}
 	}
-	return a->fd < 0 ? -errno : 0;
+	return a->fd < 0 ? a->fd : 0;
 }
 
 int dir_create(struct fs *fs, struct inode *dir, const char *name,

@@ -744,21 +744,6 @@ static int check_same(int fd, const struct inode *in)
 	return 0;
 }
 
-int open_regular_at(int dfd, const char *name, int flags, struct stat *st)
-{
-	int fd;
-
-	/* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer
-	 * (and a lease conflict fails instead of waiting); the fstat then
-	 * refuses it. O_NOCTTY: a terminal device never becomes ours. */
-	fd = openat(dfd, name, flags | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW |
-				       O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	fd = openreg_finish(fd, flags, st);
-	return fd == -EFTYPE_NOTREG ? -EIO : fd;
-}
-
 int open_regular_checked_at(int dfd, const char *name, int flags,
 			    struct stat *st)
 {
@@ -813,7 +798,7 @@ static int open_name(struct inode *in, int pfd, const char *name, void *arg)
 		else if (fstat(fd, &st) < 0)
 			rc = -errno;
 	} else {
-		fd = open_regular_at(pfd, name, flags, &st);
+		fd = open_regular_checked_at(pfd, name, flags, &st);
 	}
 	if (fd < 0)
 		rc = fd == -ELOOP ? -ESTALE : fd;

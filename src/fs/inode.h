@@ -320,23 +320,19 @@ void dirfd_put(struct fs *fs, struct inode *in);
 void dirfd_drop(struct fs *fs, struct inode *in);
 
 /* Open the regular file name in the directory dfd with flags | O_NOFOLLOW |
- * O_CLOEXEC without ever blocking in the open: what is not a regular file
- * (a FIFO, a device, a socket) is refused with -EIO. The fd comes back
- * without O_NONBLOCK unless flags has it. st (may be NULL) gets its stat.
- * Returns the fd or a negative errno. */
-int open_regular_at(int dfd, const char *name, int flags, struct stat *st);
-/* The same without opening anything but a regular file, not even for a
+ * O_CLOEXEC without opening anything but a regular file, not even for a
  * moment: an O_PATH descriptor is checked first and the file opened
- * through it (/proc/self/fd). A device node put where a small file of
- * ours (gocryptfs.diriv, a .name sidecar) should be would otherwise be
- * opened, and a driver's open can act. Two syscalls more: for files
- * opened by name without a lookup first. */
+ * through it (/proc/self/fd), so a FIFO never blocks the open and a device
+ * node put where a file of ours should be is never opened (a driver's open
+ * can act: arm a watchdog, rewind a tape). Anything else is refused with
+ * -EIO. The fd comes back without O_NONBLOCK unless flags has it. st (may
+ * be NULL) gets its stat. Returns the fd or a negative errno. */
 int open_regular_checked_at(int dfd, const char *name, int flags,
 			    struct stat *st);
 
 /* Open in's backing object relative to its parent with flags | O_NOFOLLOW |
  * O_CLOEXEC and check that it is still (dev, ino); unless flags has O_PATH,
- * through open_regular_at (regular files only). Returns the fd or a
+ * through open_regular_checked_at (regular files only). Returns the fd or a
  * negative errno (-ESTALE: the name holds something else now, or a
  * symlink where in is none). */
 int inode_open(struct fs *fs, struct inode *in, int flags);

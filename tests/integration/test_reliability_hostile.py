@@ -452,3 +452,40 @@ def test_outside_read_locks_hold_no_request_forever(mounter):
             p.kill()
             p.wait()
     mounter.unmount(m)
+
+
+def test_device_node_in_place_of_a_file_never_opened(mounter):
+    """A device node (1:3) put in place of a file's ciphertext after the
+    kernel looked the name up, and one put where a file the kernel knows
+    to be absent will be created: open and create fail with EIO, and the
+    daemon never opens the node (it opened it read-write and refused it
+    after an fstat; a driver's open can act)."""
+    c = mounter.init()
+    m = mounter.mount(c)
+    before = set(os.listdir(c))
+    write_file(m.p("looked-up"), b"x")
+    (looked,) = set(os.listdir(c)) - before
+    write_file(m.p("absent"), b"y")
+    (absent,) = set(os.listdir(c)) - before - {looked}
+    os.unlink(m.p("absent"))
+    assert os.stat(m.p("looked-up")).st_size == 1
+    assert not os.path.exists(m.p("absent"))  # the kernel keeps both
+    for back in (looked, absent):
+        path = os.path.join(c, back)
+        if os.path.exists(path):
+            os.unlink(path)
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    watches = [util.open_watch(os.path.join(c, b)) for b in (looked, absent)]
+    try:
+        code = ("import os\nfor p, f in ((%r, os.O_RDONLY), "
+                "(%r, os.O_RDWR | os.O_CREAT)):\n"
+                " try:\n  os.close(os.open(p, f, 0o644)); print('opened')\n"
+                " except OSError as e:\n  print('errno', e.errno)"
+                % (m.p("looked-up"), m.p("absent")))
+        assert guarded(code).split("\n") == ["errno 5", "errno 5"]
+        for w, b in zip(watches, (looked, absent)):
+            assert not util.was_opened(w), "the daemon opened " + b
+    finally:
+        for w in watches:
+            os.close(w)
+    mounter.unmount(m)
