@@ -36,7 +36,8 @@ int openreg_at(int dfd, const char *name, int flags, bool follow,
 
 	if (!st)
 		st = &sb;
-	flags &= ~O_CREAT;
+	/* follow decides; the open of /proc/self/fd/N follows that link */
+	flags &= ~(O_CREAT | O_NOFOLLOW);
 	/* O_PATH opens nothing: no driver's open runs, no FIFO waits */
 	pfd = openat(dfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (pfd < 0)
