@@ -476,7 +476,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 	struct ctlsock *ctl = NULL;
 	struct idle *idle = NULL;
 	int pfd[2] = { -1, -1 }, rc, argc = 0, status;
-	bool mounted = false, sig = false;
+	bool mounted = false, sig = false, ready_early;
 	pid_t pid;
 
 	*is_daemon_parent = false;
@@ -601,6 +601,11 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 			goto fail;
 		}
 	}
+	/* In the background the ready line still reaches the terminal, as
+	 * gocryptfs's does; -notifypid's signal goes only once detached. */
+	ready_early = !fs->opt.foreground && !fs->opt.detach;
+	if (ready_early && fs->opt.on_ready)
+		fs->opt.on_ready(fs->opt.on_ready_arg);
 	if (!fs->opt.foreground || fs->opt.detach) {
 		if (fs->opt.detach)
 			setsid();
@@ -615,7 +620,7 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 			pfd[1] = -1;
 		}
 	}
-	if (fs->opt.on_ready)
+	if (!ready_early && fs->opt.on_ready)
 		fs->opt.on_ready(fs->opt.on_ready_arg);
 	log_dbg("serving '%s' on '%s'", fs->cipherdir, fs->mountpoint);
 

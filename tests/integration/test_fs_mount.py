@@ -139,6 +139,31 @@ def test_daemonized_returns_when_ready(mounter, tmp_path):
     assert read_file(m.p("f")) == b"daemon"
 
 
+def test_daemonized_says_ready_on_the_terminal(mounter, tmp_path):
+    """In the background (logging to syslog once mounted) the ready line
+    still reaches the terminal, as gocryptfs's does (it went to syslog
+    only), and the command's output ends (the daemon keeps no copy of the
+    terminal: a $(...) around the command returns)."""
+    cipherdir = mounter.init()
+    mnt = str(tmp_path / "m")
+    os.mkdir(mnt)
+    cmd = util.cmd_prefix(util.VEILFS_BIN) + [
+        util.VEILFS_BIN, "-passfile", mounter.passfile, cipherdir, mnt]
+    mounter.repro.append(util.quote(cmd))
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=60 * util.SLOW)
+        out = p.stdout.decode(errors="replace")
+        assert p.returncode == 0, out
+        assert out.rstrip().endswith("Filesystem mounted and ready."), out
+        assert os.path.ismount(mnt)
+    finally:
+        subprocess.run([util.FUSERMOUNT, "-u", mnt],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert util.wait_no_process(cipherdir) == []
+
+
 def test_read_only(mounter):
     cipherdir = mounter.init()
     m = mounter.mount(cipherdir)
