@@ -11,8 +11,9 @@
  * One thread serves every connection with poll(2) on non-blocking sockets,
  * at a lowered priority, so that no client, however slow or busy, can hold
  * up a FUSE worker or another client; connections beyond CLIENTS_MAX wait
- * in the listen backlog. A client that does not read its answers is
- * dropped once the socket buffer is full.
+ * in the listen backlog until a client leaves or one has been idle for
+ * IDLE_MS, whose place the next one takes. A client that does not read
+ * its answers is dropped once the socket buffer is full.
  */
 #include "fs/ctlsock.h"
 
@@ -32,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -41,6 +43,11 @@
 #include "common/utf8.h"
 
 #define CLIENTS_MAX 64
+#define JSON_DEPTH_MAX 10000
+/* A client idle this long may lose its place to a new one (when full). */
+#define IDLE_MS 1000
+/* How long the listener rests when accepting fails for want of fds. */
+#define PAUSE_MS 100
 #define READ_BUF (CTLSOCK_MAX_REQ + 1)
 /* Nice value of the socket thread: below the FUSE workers. */
 #define THREAD_NICE 10
@@ -49,6 +56,8 @@ struct ctlsock {
 	const struct ctlsock_ops *ops;
 	void *arg;
 	char *path;
+	const char *base; /* in path: the socket's name in its directory */
+	int dirfd;	  /* O_PATH: the directory it was made in */
 	dev_t dev;
 	ino_t ino;
 	int lfd;
@@ -177,7 +186,8 @@ struct request {
 static int parse_request(const char *req, size_t len, struct json_object **obj,
 			 struct request *r, char *err, size_t errcap)
 {
-	struct json_tokener *tok = json_tokener_new();
+	/* nesting as deep as Go's decoder takes */
+	struct json_tokener *tok = json_tokener_new_ex(JSON_DEPTH_MAX);
 	struct json_object *o = NULL;
 	char *text = malloc(len + 1);
 	size_t used;
@@ -212,7 +222,7 @@ static int parse_request(const char *req, size_t len, struct json_object **obj,
 	used = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
 	for (; used < len; used++) {
-		if (!strchr(" \t\r\n", req[used])) {
+		if (!req[used] || !strchr(" \t\r\n", req[used])) {
 			snprintf(err, errcap,
 				 "JSON Unmarshal error: invalid character "
 				 "'%c' after top-level value",
@@ -237,22 +247,21 @@ static int parse_request(const char *req, size_t len, struct json_object **obj,
 		bool is_enc = !strcasecmp(key, "EncryptPath");
 		bool is_dec = !strcasecmp(key, "DecryptPath");
 
-		if (!is_enc && !is_dec)
+		/* a null leaves the field as it was, as in Go */
+		if ((!is_enc && !is_dec) || !val)
 			continue;
-		if (val && !json_object_is_type(val, json_type_string)) {
+		if (!json_object_is_type(val, json_type_string)) {
 			snprintf(err, errcap,
 				 "JSON Unmarshal error: %s is no string",
 				 is_enc ? "EncryptPath" : "DecryptPath");
 			return -EINVAL;
 		}
 		if (is_enc) {
-			r->enc = val ? json_object_get_string(val) : NULL;
-			r->enc_len = val ? (size_t)json_object_get_string_len(val)
-					 : 0;
+			r->enc = json_object_get_string(val);
+			r->enc_len = (size_t)json_object_get_string_len(val);
 		} else {
-			r->dec = val ? json_object_get_string(val) : NULL;
-			r->dec_len = val ? (size_t)json_object_get_string_len(val)
-					 : 0;
+			r->dec = json_object_get_string(val);
+			r->dec_len = (size_t)json_object_get_string_len(val);
 		}
 	}
 	return 0;
@@ -404,11 +413,35 @@ static bool serve(struct ctlsock *cs, int fd, char *buf)
 	return w == (ssize_t)len;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The slot of the client idle longest, if it has been for IDLE_MS. */
+static size_t idle_client(const uint64_t *seen, size_t n, uint64_t now,
+			  int *wait_ms)
+{
+	size_t i, old = 0;
+
+	for (i = 1; i < n; i++)
+		if (seen[i] < seen[old])
+			old = i;
+	if (now - seen[old] >= IDLE_MS)
+		return old;
+	*wait_ms = (int)(IDLE_MS - (now - seen[old]));
+	return n;
+}
+
 static void *serve_thread(void *arg)
 {
 	struct ctlsock *cs = arg;
 	struct pollfd p[2 + CLIENTS_MAX];
 	int clients[CLIENTS_MAX];
+	uint64_t seen[CLIENTS_MAX], now, pause_until = 0;
 	size_t n = 0;
 	char *buf = malloc(READ_BUF);
 
@@ -416,17 +449,32 @@ static void *serve_thread(void *arg)
 		log_dbg("ctlsock: cannot lower the thread priority: %s",
 			strerror(errno));
 	while (buf) {
-		size_t np = 0, i, k;
+		size_t np = 0, i, k, evict = CLIENTS_MAX;
+		int wait_ms = -1;
+		bool listen_now;
 
+		now = now_ms();
+		/* Full: a new client takes the place of the one idle for
+		 * longest, once that one has been for IDLE_MS (64 clients
+		 * that connect and say nothing keep no one else out). Out of
+		 * fds: the listener rests a while instead of waking us at
+		 * once, forever. */
+		listen_now = now >= pause_until;
+		if (!listen_now)
+			wait_ms = (int)(pause_until - now);
+		else if (n == CLIENTS_MAX) {
+			evict = idle_client(seen, n, now, &wait_ms);
+			listen_now = evict < n;
+		}
 		p[np++] = (struct pollfd){ .fd = cs->wake[0], .events = POLLIN };
 		p[np++] = (struct pollfd){
-			.fd = n < CLIENTS_MAX ? cs->lfd : -1,
+			.fd = listen_now ? cs->lfd : -1,
 			.events = POLLIN,
 		};
 		for (i = 0; i < n; i++)
 			p[np++] = (struct pollfd){ .fd = clients[i],
 						   .events = POLLIN };
-		if (poll(p, np, -1) < 0) {
+		if (poll(p, np, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("ctlsock: poll: %s", strerror(errno));
@@ -434,20 +482,37 @@ static void *serve_thread(void *arg)
 		}
 		if (p[0].revents)
 			break;
+		now = now_ms();
 		for (i = 0, k = 0; i < n; i++) {
-			if (!p[2 + i].revents ||
-			    serve(cs, clients[i], buf))
+			if (!p[2 + i].revents) {
+				seen[k] = seen[i];
 				clients[k++] = clients[i];
-			else
+			} else if (serve(cs, clients[i], buf)) {
+				seen[k] = now;
+				clients[k++] = clients[i];
+			} else {
 				close(clients[i]);
+			}
 		}
 		n = k;
-		if (p[1].revents & POLLIN) {
-			int c = accept4(cs->lfd, NULL, NULL,
-					SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-			if (c >= 0)
-				clients[n++] = c;
+		if (!(p[1].revents & POLLIN))
+			continue;
+		if (n == CLIENTS_MAX) {
+			/* still full: the longest idle goes, if it still is */
+			evict = idle_client(seen, n, now, &wait_ms);
+			if (evict == n)
+				continue;
+			close(clients[evict]);
+			clients[evict] = clients[--n];
+			seen[evict] = seen[n];
+		}
+		clients[n] = accept4(cs->lfd, NULL, NULL,
+				     SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (clients[n] >= 0) {
+			seen[n++] = now;
+		} else if (errno == EMFILE || errno == ENFILE ||
+			   errno == ENOBUFS || errno == ENOMEM) {
+			pause_until = now + PAUSE_MS;
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -502,6 +567,7 @@ int ctlsock_start(struct ctlsock **out, const char *path,
 	cs->ops = ops;
 	cs->arg = arg;
 	cs->wake[0] = cs->wake[1] = -1;
+	cs->dirfd = -1;
 	cs->path = strdup(path);
 	cs->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			 0);
@@ -517,7 +583,22 @@ int ctlsock_start(struct ctlsock **out, const char *path,
 	}
 	if (rc)
 		goto fail;
-	if (listen(cs->lfd, 16) < 0 || stat(path, &st) < 0) {
+	/* The directory the socket is in, as it is now: the socket is
+	 * removed through it at the end, when the path may lead through
+	 * this very mount (-ctlsock MNT/sock), which no longer answers. */
+	cs->base = strrchr(cs->path, '/');
+	cs->base = cs->base ? cs->base + 1 : cs->path;
+	if (cs->base == cs->path) {
+		cs->dirfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		char *dir = strndup(cs->path, (size_t)(cs->base - cs->path));
+
+		cs->dirfd = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)
+				: -1;
+		free(dir);
+	}
+	if (cs->dirfd < 0 || listen(cs->lfd, 16) < 0 ||
+	    fstatat(cs->dirfd, cs->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		rc = -errno;
 		unlink(path);
 		goto fail;
@@ -538,6 +619,8 @@ int ctlsock_start(struct ctlsock **out, const char *path,
 	*out = cs;
 	return 0;
 fail:
+	if (cs->dirfd >= 0)
+		close(cs->dirfd);
 	if (cs->lfd >= 0)
 		close(cs->lfd);
 	if (cs->wake[0] >= 0) {
@@ -562,9 +645,10 @@ void ctlsock_stop(struct ctlsock *cs)
 	close(cs->lfd);
 	close(cs->wake[0]);
 	close(cs->wake[1]);
-	if (stat(cs->path, &st) == 0 && st.st_dev == cs->dev &&
-	    st.st_ino == cs->ino)
-		unlink(cs->path);
+	if (fstatat(cs->dirfd, cs->base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_dev == cs->dev && st.st_ino == cs->ino)
+		unlinkat(cs->dirfd, cs->base, 0);
+	close(cs->dirfd);
 	free(cs->path);
 	free(cs);
 }

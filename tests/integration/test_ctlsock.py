@@ -205,6 +205,56 @@ def test_socket_private_and_removed(mounter, tmp_path):
     assert not os.path.lexists(sock)
 
 
+def test_socket_inside_the_mountpoint_stops_on_sigterm(mounter, tmp_path):
+    """-ctlsock MNT/ctl.sock (made in the directory the mount then covers):
+    SIGTERM unmounts, removes the socket and ends the daemon, as with
+    gocryptfs. The removal went by path, through the mount nobody served
+    any more: the daemon hung for good, the mount dead, and the socket
+    left in the mountpoint made the next mount fail (not empty)."""
+    import signal
+    cipherdir = mounter.init()
+    mnt = str(tmp_path / "m")
+    os.makedirs(mnt)
+    sock = os.path.join(mnt, "ctl.sock")
+    m = mounter.mount(cipherdir, mnt=mnt,
+                      args=["-passfile", mounter.passfile, "-ctlsock", sock])
+    util.write_file(m.p("f"), b"x")
+    m.proc.send_signal(signal.SIGTERM)
+    try:
+        m.returncode = m.proc.wait(timeout=30 * util.SLOW)
+    except subprocess.TimeoutExpired:
+        m.kill()
+        pytest.fail("the daemon did not end after SIGTERM")
+    assert m.returncode == 0, m.log()
+    assert not os.path.ismount(mnt)
+    assert os.listdir(mnt) == []
+    m = mounter.mount(cipherdir, mnt=mnt)
+    assert util.read_file(m.p("f")) == b"x"
+    mounter.unmount(m)
+
+
+def test_idle_clients_keep_no_one_out(mounter, tmp_path):
+    """Clients that connect and say nothing, as many as the daemon serves
+    at once (64) and more: a new client is still answered (the 65th waited
+    for as long as the others stayed; gocryptfs serves them all)."""
+    cipherdir = mounter.init()
+    sock = _socket_path(str(tmp_path), "s")
+    m = mounter.mount(cipherdir, args=["-passfile", mounter.passfile,
+                                       "-ctlsock", sock])
+    idle = []
+    try:
+        for _ in range(80):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sock)
+            idle.append(s)
+        a = _ask(sock, [b'{"EncryptPath": "a"}'], timeout=30)
+        assert a[0]["ErrNo"] == 0 and a[0]["Result"]
+    finally:
+        for s in idle:
+            s.close()
+    mounter.unmount(m)
+
+
 def test_socket_path_taken(mounter, gocryptfs, tmp_path):
     """A file in the way is refused with gocryptfs's exit code 20 and
     nothing is mounted; a stale socket (its daemon was killed) is

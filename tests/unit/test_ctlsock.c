@@ -67,6 +67,8 @@ TEST(answers)
 		{ "{}", ERR(-1, "Empty input") },
 		{ "null", ERR(-1, "Empty input") },
 		{ "{\"EncryptPath\":null}", ERR(-1, "Empty input") },
+		/* a null leaves the field as it was (it emptied it) */
+		{ "{\"EncryptPath\":\"x\",\"encryptPath\":null}", OK("Ex") },
 		{ "{\"Foo\": 1}", ERR(-1, "Empty input") },
 		{ "{\"EncryptPath\": \"missing/x\"}",
 		  ERR(2, "no such file or directory") },
@@ -90,6 +92,33 @@ TEST(answers)
 			      cases[i].ans);
 		free(a);
 	}
+}
+
+/* Nesting deeper than json-c's default of 32 (Go takes 10,000), and a
+ * NUL after the object, which Go refuses (it was taken for a space). */
+TEST(json_depth_and_trailing_nul)
+{
+	static const char nul[] = "{\"EncryptPath\":\"a\"}";
+	char req[512], *a;
+	size_t n = 0;
+
+	n += (size_t)snprintf(req + n, sizeof(req) - n,
+			      "{\"EncryptPath\":\"a\",\"F\":");
+	for (int i = 0; i < 100; i++)
+		req[n++] = '[';
+	for (int i = 0; i < 100; i++)
+		req[n++] = ']';
+	req[n++] = '}';
+	req[n] = '\0';
+	a = ctlsock_answer(&ops, NULL, req, n);
+	ASSERT(a != NULL);
+	ASSERT_STR_EQ(a, OK("Ea"));
+	free(a);
+	a = ctlsock_answer(&ops, NULL, nul, sizeof(nul)); /* with its NUL */
+	ASSERT(a != NULL);
+	ASSERT(strstr(a, "\"ErrNo\":-1,\"ErrText\":\"JSON Unmarshal error: "
+			 "invalid character") != NULL);
+	free(a);
 }
 
 TEST(json_errors)
@@ -262,4 +291,5 @@ TEST(server)
 	rmdir(dir);
 }
 
-RUN_TESTS(T(answers), T(json_errors), T(canonical_paths), T(server))
+RUN_TESTS(T(answers), T(json_depth_and_trailing_nul), T(json_errors),
+	  T(canonical_paths), T(server))
