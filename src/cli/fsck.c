@@ -8,10 +8,12 @@
  * problem found was repaired, 26 when some were not.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "cli/actions.h"
@@ -80,6 +82,22 @@ out:
 	return found;
 }
 
+/* A veilfs daemon holds a shared flock on the cipherdir it serves: one
+ * mounted under another source name (-fsname) shows that way. */
+static bool served(const char *dir, char *where, size_t cap)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool busy;
+
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd); /* lets go of the lock if we got it */
+	if (busy)
+		snprintf(where, cap, "a mount of a veilfs daemon");
+	return busy;
+}
+
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -119,7 +137,8 @@ int cli_fsck(const struct args *a)
 		ex = cli_check_cipherdir(a->pos[0]);
 	if (ex)
 		return ex;
-	if (mounted(a->pos[0], err, sizeof(err))) {
+	if (mounted(a->pos[0], err, sizeof(err)) ||
+	    served(a->pos[0], err, sizeof(err))) {
 		if (repair) {
 			cli_err("fsck: '%s' is mounted on '%s': unmount it "
 				"before -repair", a->pos[0], err);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/quota.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -487,6 +488,10 @@ int fs_run(struct fs *fs, bool *is_daemon_parent)
 			strerror(errno));
 		return FS_ERR_CIPHERDIR;
 	}
+	/* A sign to -fsck -repair that a daemon serves this cipherdir, also
+	 * when mountinfo does not name it (-fsname); where the backing has
+	 * no flock, there is no sign. */
+	(void)flock(fs->root_fd, LOCK_SH | LOCK_NB);
 	set_caching(fs);
 	rc = inode_table_init(fs);
 	if (rc)

@@ -598,6 +598,21 @@ def test_repair_refused_while_mounted(bases, tmp_path, mounter, binary):
     assert fu.vfsck(cd, "-repair").returncode == 0
 
 
+def test_repair_refused_while_mounted_under_another_name(bases, tmp_path,
+                                                       mounter):
+    """A cipherdir mounted with -fsname shows another source in mountinfo:
+    the daemon's flock on it still tells -repair (which rewrote IVs and
+    renamed entries under the live mount)."""
+    cd = bases().copy(str(tmp_path / "c"))
+    d_block(cd)
+    m = mounter.mount(cd.path, args=["-passfile", cd.passfile,
+                                     "-fsname", "elsewhere"])
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 11 and "unmount it before -repair" in r.err
+    mounter.unmount(m)
+    assert fu.vfsck(cd, "-repair").returncode == 0
+
+
 def _unlistable(tmp_path, name):
     """A new -plaintextnames cipherdir, its password file, and the
     environment under which veilfs cannot list a directory called NAME
