@@ -216,8 +216,9 @@ void fe_init(void *userdata, struct fuse_conn_info *conn)
 				  FUSE_CAP_SPLICE_MOVE |
 				  FUSE_CAP_WRITEBACK_CACHE);
 	conn->max_write = 1u << 20;
-	/* Must match the max_read mount option set in fs.c. */
-	conn->max_read = 1u << 20;
+	/* The max_read mount option (fs.c: 1 MiB, unless the user's -o says
+	 * otherwise): libfuse refuses any other value. */
+	conn->max_read = fs->max_read;
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 	/* Killpriv v2 leaves security.capability to us as well: only

@@ -379,9 +379,31 @@ static void opt_escape(char *out, size_t cap, const char *s)
 	out[n] = 0;
 }
 
+/* The last max_read=N among comma-separated opts, if any, into *out. */
+static void last_max_read(const char *opts, unsigned *out)
+{
+	const char *p;
+	unsigned long v;
+	char *end;
+
+	for (p = opts; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (strncmp(p, "max_read=", 9))
+			continue;
+		v = strtoul(p + 9, &end, 10);
+		if ((*end == ',' || !*end) && v <= UINT_MAX)
+			*out = (unsigned)v;
+	}
+}
+
 static int build_opts(struct fs *fs, char *o, size_t cap)
 {
 	size_t n;
+
+	/* FUSE INIT must answer with the max_read the mount has: ours, or
+	 * the user's (-o, -ko) */
+	fs->max_read = MAX_IO;
+	last_max_read(fs->fuse_opts, &fs->max_read);
+	last_max_read(fs->opt.kernel_opts, &fs->max_read);
 
 	snprintf(o, cap, "fsname=");
 	opt_escape(o, cap, fs->fsname ? fs->fsname : fs->cipherdir);

@@ -177,6 +177,7 @@ struct fs {
 	char *mountpoint;
 	char *fsname;
 	char *fuse_opts;
+	unsigned max_read;		/* the max_read mount option (fs.c) */
 	struct content *content;
 	struct names *names;
 	bool plaintext, diriv;

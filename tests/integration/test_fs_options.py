@@ -70,3 +70,20 @@ def test_allow_other_implies_default_permissions(mounter):
     _, _, opts = mount_entry(m.mnt)
     assert "allow_other" in opts and "default_permissions" in opts
     mounter.unmount(m)
+
+
+def test_a_users_max_read_is_kept(mounter):
+    """-o max_read=4096 (a kernel option, passed on) mounts with that
+    max_read, and data goes through it (the forward mount
+    answered FUSE INIT with its own 1 MiB, which libfuse refused: the
+    mount failed after the ready line, and without -fg with exit 0)."""
+    data = os.urandom(100000)
+    cd = mounter.init()
+    m = mounter.mount(cd, args=["-passfile", mounter.passfile,
+                                "-o", "max_read=4096"])
+    with open("/proc/mounts") as f:
+        line = [x for x in f if x.split()[1] == m.mnt][0]
+    assert "max_read=4096" in line.split()[3].split(",")
+    util.write_file(m.p("f"), data)
+    assert util.read_file(m.p("f")) == data
+    mounter.unmount(m)
