@@ -447,6 +447,53 @@ static int apply(struct args *a, const struct flag *f, const char *name,
 	return -EINVAL;
 }
 
+/* argv[*i] (and its value, *i moved past it): in the first pass only
+ * -o, in the second everything else. */
+static int parse_one(struct args *a, int argc, char **argv, int *i,
+		     bool *only_pos, bool opts_pass, char *err)
+{
+	const char *arg = argv[*i], *name, *eq, *val = NULL;
+	const struct flag *f;
+	size_t nlen;
+
+	if (*only_pos || arg[0] != '-' || arg[1] == '\0') {
+		if (opts_pass)
+			return 0;
+		if (a->npos >= 2) {
+			seterr(err, "too many arguments: '%s'", arg);
+			return -EINVAL;
+		}
+		a->pos[a->npos++] = arg;
+		return 0;
+	}
+	if (strcmp(arg, "--") == 0) {
+		*only_pos = true;
+		return 0;
+	}
+	name = arg + 1;
+	if (*name == '-')
+		name++;
+	eq = strchr(name, '=');
+	nlen = eq ? (size_t)(eq - name) : strlen(name);
+	f = find_flag(name, nlen);
+	if (!f) {
+		seterr(err, "unknown flag: -%.*s", (int)nlen, name);
+		return -EINVAL;
+	}
+	if (eq) {
+		val = eq + 1;
+	} else if (takes_value(f)) {
+		if (*i + 1 >= argc) {
+			seterr(err, "flag needs an argument: -%s", name);
+			return -EINVAL;
+		}
+		val = argv[++*i];
+	}
+	if (opts_pass != (f->type == F_OPTS))
+		return 0;
+	return apply(a, f, f->name, val, err);
+}
+
 int args_parse(struct args *a, int argc, char **argv,
 	       char err[static ARGS_ERR_LEN])
 {
@@ -461,46 +508,17 @@ int args_parse(struct args *a, int argc, char **argv,
 	a->longnames = true;
 	a->openssl = -1;
 	err[0] = '\0';
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *name, *eq, *val = NULL;
-		const struct flag *f;
-		size_t nlen;
-
-		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
-			if (a->npos >= 2) {
-				seterr(err, "too many arguments: '%s'", arg);
-				return -EINVAL;
-			}
-			a->pos[a->npos++] = arg;
-			continue;
+	/* Two passes: -o items first, then the rest, so that a flag given
+	 * on the command line wins over the same one in -o (an fstab entry
+	 * overridden by hand), as in gocryptfs. */
+	for (int pass = 0; pass < 2; pass++) {
+		only_pos = false;
+		for (int i = 1; i < argc; i++) {
+			rc = parse_one(a, argc, argv, &i, &only_pos, pass == 0,
+				       err);
+			if (rc)
+				return rc;
 		}
-		if (strcmp(arg, "--") == 0) {
-			only_pos = true;
-			continue;
-		}
-		name = arg + 1;
-		if (*name == '-')
-			name++;
-		eq = strchr(name, '=');
-		nlen = eq ? (size_t)(eq - name) : strlen(name);
-		f = find_flag(name, nlen);
-		if (!f) {
-			seterr(err, "unknown flag: -%.*s", (int)nlen, name);
-			return -EINVAL;
-		}
-		if (eq) {
-			val = eq + 1;
-		} else if (takes_value(f)) {
-			if (i + 1 >= argc) {
-				seterr(err, "flag needs an argument: -%s",
-				       name);
-				return -EINVAL;
-			}
-			val = argv[++i];
-		}
-		rc = apply(a, f, f->name, val, err);
-		if (rc)
-			return rc;
 	}
 	return 0;
 }

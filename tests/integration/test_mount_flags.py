@@ -772,3 +772,20 @@ def test_notifypid_child_holds_nothing_of_its_caller(mounter, tmp_path):
     finally:
         if os.path.ismount(mnt):
             subprocess.run([util.FUSERMOUNT, "-u", "-z", mnt])
+
+
+@pytest.mark.parametrize("order", ["flag-first", "o-first"])
+def test_a_flag_given_directly_wins_over_o(mounter, gocryptfs, order):
+    """A flag given on the command line wins over the same one among the
+    -o items, wherever they stand (an fstab entry overridden by hand), as
+    in gocryptfs: -fsname names the mount (veilfs took the later one)."""
+    cipherdir = mounter.init()
+    direct, items = ["-fsname", "fromflag"], ["-o", "fsname=fromo"]
+    for b in (util.VEILFS_BIN, gocryptfs):
+        flags = direct + items if order == "flag-first" else items + direct
+        m = _mount(mounter, cipherdir, b, flags)
+        with open("/proc/self/mountinfo") as f:
+            src = [ln.split(" - ")[1].split()[1] for ln in f
+                   if ln.split()[4] == m.mnt]
+        assert src == ["fromflag"], b
+        mounter.unmount(m)

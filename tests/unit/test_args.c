@@ -169,8 +169,9 @@ TEST(sharedstorage)
 	char **w = mkargv(&argc2, "-o", "ro,sharedstorage", "c", "m", NULL);
 	struct args a;
 
+	/* the flag given directly wins over the -o item, as in gocryptfs */
 	ASSERT_INT_EQ(parse(&a, argc, v), 0);
-	ASSERT(!a.sharedstorage);
+	ASSERT(a.sharedstorage);
 	args_free(&a);
 	ASSERT_INT_EQ(parse(&a, argc2, w), 0);
 	ASSERT(a.sharedstorage && a.ro);
@@ -289,7 +290,9 @@ TEST(ignored_flags_leave_a_note)
 	ASSERT_INT_EQ(a.nnotes, 6); /* one per flag, even if repeated */
 	for (size_t i = 0; i < a.nnotes; i++)
 		ASSERT(a.notes[i][0] == '-' && strchr(a.notes[i], ':'));
-	ASSERT(strstr(a.notes[0], "-devrandom:") == a.notes[0]);
+	/* -o items come first (a flag given directly wins over them) */
+	ASSERT(strstr(a.notes[0], "-nofail:") == a.notes[0]);
+	ASSERT(strstr(a.notes[1], "-devrandom:") == a.notes[1]);
 	ASSERT(a.fuse_opts == NULL);
 	args_free(&a);
 	freeargv(v);
