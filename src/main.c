@@ -106,7 +106,12 @@ static int dispatch(const struct args *a)
 		return help(a);
 	if (a->version)
 		return version(a);
-	if (a->fido2 && !a->info && !a->speed) {
+	/* as in gocryptfs: -speed wins over every other action */
+	if (a->speed) {
+		version(a);
+		return cli_speed(a);
+	}
+	if (a->fido2 && !a->info) {
 		cli_err("-fido2: veilfs cannot use FIDO2 tokens (it has no "
 			"libfido2 support); unlock with a password, "
 			"-passfile, -extpass or -masterkey");

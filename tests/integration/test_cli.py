@@ -804,6 +804,7 @@ def test_help_and_version():
 def test_speed():
     p = veilfs("-speed", timeout=300)
     assert p.returncode == 0, p.err
+    assert p.out.startswith("veilfs "), p.out  # the version first
     for name in ("AES-GCM-256", "AES-SIV-512", "XChaCha20-Poly1305"):
         assert name in p.out
     # One column for the figures, the long "parallel (N threads)" rows too.
@@ -814,6 +815,18 @@ def test_speed():
     ends = {r.index(" MB/s") if " MB/s" in r else r.index(" n/a") + 4
             for r in rows}
     assert len(ends) == 1, "figures not aligned:\n" + p.out
+
+
+def test_speed_wins_over_other_actions(tmp_path):
+    """-speed with another action benchmarks and does nothing else, as in
+    gocryptfs (a usage error before): no cipherdir is made."""
+    d = tmp_path / "d"
+    d.mkdir()
+    for argv in (["-speed", "-init", str(d)], ["-passwd", "-speed", str(d)]):
+        p = veilfs(*argv, timeout=300)
+        assert p.returncode == 0, p.err
+        assert "AES-GCM-256" in p.out
+        assert os.listdir(str(d)) == []
 
 
 # ---- -info and config-loading errors ----------------------------------------
