@@ -11,9 +11,9 @@
  * One thread serves every connection with poll(2) on non-blocking sockets,
  * at a lowered priority, so that no client, however slow or busy, can hold
  * up a FUSE worker or another client; connections beyond CLIENTS_MAX wait
- * in the listen backlog until a client leaves or one has been idle for
- * IDLE_MS, whose place the next one takes. A client that does not read
- * its answers is dropped once the socket buffer is full.
+ * in the listen backlog (SOMAXCONN, as Go's) until a client leaves or one
+ * has been idle for IDLE_MS, whose place the next one takes. A client that
+ * does not read its answers is dropped once the socket buffer is full.
  */
 #include "fs/ctlsock.h"
 
@@ -597,7 +597,7 @@ int ctlsock_start(struct ctlsock **out, const char *path,
 				: -1;
 		free(dir);
 	}
-	if (cs->dirfd < 0 || listen(cs->lfd, 16) < 0 ||
+	if (cs->dirfd < 0 || listen(cs->lfd, SOMAXCONN) < 0 ||
 	    fstatat(cs->dirfd, cs->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		rc = -errno;
 		unlink(path);
