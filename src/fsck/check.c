@@ -10,8 +10,9 @@
  * are the parallelism.
  *
  * A damaged header is tried with version 2 and with each single flipped
- * bit against the first non-zero block; if one of those authenticates, the
- * blocks are checked under it and -repair can restore it.
+ * bit against the first blocks with data, then against a sample spread
+ * over the rest of the file; if one of those authenticates, the blocks are
+ * checked under it and -repair can restore it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -277,6 +278,51 @@ static void probe_blocks(struct fctx *x, int fd, uint64_t size,
 	}
 }
 
+/* Up to PROBES blocks with a non-zero byte spread over blocks [from, end
+ * of file), one from each of PROBES equal stretches: when the first
+ * blocks with data are all damaged (a run of bad sectors), a header must
+ * still be found by the intact blocks after them. One block read per
+ * stretch (the first with data in it), so a huge file costs no more than
+ * a small one. */
+static void probe_spread(struct fctx *x, int fd, uint64_t size, uint64_t from,
+			 struct probes *pr)
+{
+	uint64_t nblocks = check_nblocks(x, size), span;
+
+	pr->n = 0;
+	if (from >= nblocks)
+		return;
+	span = nblocks - from;
+	for (unsigned i = 0; i < PROBES && !fctx_stopped(x); i++) {
+		uint64_t k = from + span / PROBES * i +
+			     span % PROBES * i / PROBES;
+		uint64_t end = from + span / PROBES * (i + 1) +
+			       span % PROBES * (i + 1) / PROBES;
+		uint64_t o = CONTENT_HEADER_LEN + k * x->cbs;
+		off_t d;
+		size_t l;
+		uint8_t *ct = pr->ct[pr->n];
+
+		if (k >= end)
+			continue; /* fewer blocks than stretches */
+		d = lseek(fd, (off_t)o, SEEK_DATA);
+		if (d < 0 && errno == ENXIO)
+			break; /* only holes from here */
+		if (d > (off_t)o) {
+			k = ((uint64_t)d - CONTENT_HEADER_LEN) / x->cbs;
+			if (k >= end)
+				continue;
+			o = CONTENT_HEADER_LEN + k * x->cbs;
+		}
+		l = o + x->cbs > size ? size - o : x->cbs;
+		if (read_full(x, fd, ct, l, o) != (ssize_t)l ||
+		    all_zero(ct, l))
+			continue;
+		pr->blk[pr->n] = k;
+		pr->len[pr->n++] = l;
+	}
+}
+
 static bool block_opens(struct fctx *x, const uint8_t *ct, size_t len,
 			uint64_t blk, const uint8_t *hdr, uint8_t *pt)
 {
@@ -318,6 +364,18 @@ static bool search_header(struct fctx *x, const uint8_t *hdr,
 	return false;
 }
 
+/* None of the first probes opened under any candidate: the blocks spread
+ * over the rest of the file, taken into pr. Returns false when there are
+ * none (the first probes reached the end). */
+static bool probe_rest(struct fctx *x, int fd, uint64_t size,
+		       struct probes *pr)
+{
+	if (pr->n < PROBES)
+		return false;
+	probe_spread(x, fd, size, pr->blk[pr->n - 1] + 1, pr);
+	return pr->n > 0;
+}
+
 /* A header that does not parse: is there one under which the blocks
  * open? */
 static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
@@ -333,7 +391,9 @@ static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
 		/* only holes: any header will do */
 		content_header_new(x->c, f->hdr_fix, f->id);
 		f->hdr = HDR_FIXABLE;
-	} else if (search_header(x, hdr, pr, pt, f->hdr_fix)) {
+	} else if (search_header(x, hdr, pr, pt, f->hdr_fix) ||
+		   (probe_rest(x, f->fd, f->size, pr) &&
+		    search_header(x, hdr, pr, pt, f->hdr_fix))) {
 		memcpy(f->id, f->hdr_fix + 2, CONTENT_FILE_ID_LEN);
 		f->hdr = HDR_FIXABLE;
 	}
@@ -367,6 +427,16 @@ static void recheck_header(struct fctx *x, struct ffile *f)
 			break;
 	if (pr->n && i == pr->n)
 		found = search_header(x, hdr, pr, pt, fix);
+	if (!found && pr->n && i == pr->n &&
+	    probe_rest(x, f->fd, f->size, pr)) {
+		/* the same again with blocks further on */
+		for (i = 0; i < pr->n; i++)
+			if (!bsearch(&pr->blk[i], f->bad, f->nbad,
+				     sizeof(*f->bad), cmp_u64))
+				break;
+		if (i == pr->n)
+			found = search_header(x, hdr, pr, pt, fix);
+	}
 	free(pr);
 	if (!found)
 		return;

@@ -70,6 +70,61 @@ def test_a_damaged_header_and_block_0(bases, tmp_path, mounter, header):
     assert got[4096:] == want[4096:]
 
 
+def _add_file(mounter, cd, rel, data):
+    """Write rel through a mount; returns its backing name."""
+    before = set(os.listdir(cd.path))
+    m = mounter.mount(cd.path, args=["-passfile", cd.passfile])
+    try:
+        util.write_file(m.p(rel), data)
+    finally:
+        mounter.unmount(m)
+    new = [n for n in set(os.listdir(cd.path)) - before
+           if not n.endswith(".name")]
+    assert len(new) == 1, new
+    return new[0]
+
+
+@pytest.mark.parametrize("header", ["version", "file_id"])
+def test_a_damaged_header_and_blocks_0_to_7(bases, tmp_path, mounter,
+                                            header):
+    """A file of 20 blocks whose header (its version bytes, or one bit of
+    its file ID) and whose blocks 0-7 are all damaged: the header is
+    restored from the intact blocks further on, only blocks 0-7 are
+    reported and, repaired, read as zeros; blocks 8-19 keep their data
+    (the candidate headers were once tried against the first 8 blocks
+    with data only: the whole file was given up and read as zeros)."""
+    cd = bases().copy(str(tmp_path / "c"))
+    data = util.rand_bytes(20 * 4096, 11)
+    name = _add_file(mounter, cd, "twenty.bin", data)
+    p = os.path.join(cd.path, name)
+    fu.writable(p)
+    with open(p, "r+b") as f:
+        if header == "version":
+            f.seek(0)
+            f.write(b"\x00\x07")
+        else:
+            f.seek(5)
+            b = f.read(1)
+            f.seek(5)
+            f.write(bytes([b[0] ^ 4]))
+    for k in range(8):
+        fu.flip(p, fu.block_off(cd, k))
+    v = fu.vfsck(cd)
+    assert v.returncode == 26, v.out
+    assert fu.problems(v.out) == [
+        'fsck: file "/twenty.bin" (ciphertext "%s"): header is damaged '
+        '(restorable); corrupt blocks 0-7 of 20' % name], v.out
+    assert fu.summary(v.out) == ONE
+    assert fu.summary(fu.gfsck(cd).out) == ONE
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 0, r.out
+    assert fu.summary(fu.vfsck(cd).out) == "fsck summary: no problems found"
+    got = _read(mounter, cd, "twenty.bin")
+    assert len(got) == len(data)
+    assert got[:8 * 4096] == bytes(8 * 4096)
+    assert got[8 * 4096:] == data[8 * 4096:]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a ramfs")
 def test_no_removal_when_the_copy_cannot_keep_the_attributes(bases,
                                                              tmp_path):
