@@ -14,10 +14,13 @@
  * over the rest of the file; if one of those authenticates, the blocks are
  * checked under it and -repair can restore it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/secmem.h"
@@ -398,6 +401,99 @@ static void fix_header(struct fctx *x, struct ffile *f, const uint8_t *hdr,
 		f->hdr = HDR_FIXABLE;
 	}
 	free(pr);
+}
+
+/* ---- is a directory ours? ------------------------------------------- */
+
+#define OURS_TRIES 32	/* objects looked at, in all */
+#define OURS_DEPTH 3	/* levels, the directory itself included */
+
+/* A regular file whose header parses and under which one of its first
+ * blocks with data authenticates: written with the master key. */
+static bool file_ours(struct fctx *x, int fd, struct probes *pr, uint8_t *pt)
+{
+	uint8_t hdr[CONTENT_HEADER_LEN];
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size <= CONTENT_HEADER_LEN ||
+	    read_full(x, fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		return false;
+	probe_blocks(x, fd, (uint64_t)st.st_size, pr);
+	return some_block_opens(x, pr, hdr, pt);
+}
+
+static bool dir_ours(struct fctx *x, int dfd, unsigned depth, unsigned *left,
+		     struct probes *pr, uint8_t *pt)
+{
+	struct fdent *ents = NULL;
+	size_t n = 0;
+	bool ours = false;
+
+	if (walk_list_dir(dfd, &ents, &n))
+		return false;
+	/* files and symlinks (their targets authenticate too, §4.9) first:
+	 * they say it sooner than a subdirectory */
+	for (size_t i = 0; i < n && !ours && *left && !fctx_stopped(x); i++) {
+		const char *nm = ents[i].name;
+		char t[4097], d[4097];
+		struct stat st;
+		ssize_t tl;
+		int fd;
+
+		if (names_is_sidecar(nm) ||
+		    fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			(*left)--;
+			tl = readlinkat(dfd, nm, t, sizeof(t) - 1);
+			ours = tl > 0 && !names_decrypt_symlink(x->n, t,
+								(size_t)tl, d,
+								sizeof(d));
+			secure_zero(d, sizeof(d));
+			continue;
+		}
+		/* a diriv or an empty file proves nothing */
+		if (!S_ISREG(st.st_mode) || st.st_size <= CONTENT_HEADER_LEN)
+			continue;
+		fd = walk_openat(dfd, nm, O_RDONLY);
+		if (fd < 0)
+			continue;
+		(*left)--;
+		ours = file_ours(x, fd, pr, pt);
+		close(fd);
+	}
+	for (size_t i = 0; depth > 1 && i < n && !ours && *left &&
+			   !fctx_stopped(x); i++) {
+		int fd;
+
+		if (ents[i].type != DT_DIR && ents[i].type != DT_UNKNOWN)
+			continue;
+		fd = walk_openat(dfd, ents[i].name, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			continue;
+		(*left)--;
+		ours = dir_ours(x, fd, depth - 1, left, pr, pt);
+		close(fd);
+	}
+	walk_free_ents(ents, n);
+	return ours;
+}
+
+bool check_dir_ours(struct fctx *x, int dfd)
+{
+	struct probes *pr = malloc(sizeof(*pr));
+	uint8_t *pt = malloc(CONTENT_PLAIN_BS);
+	unsigned left = OURS_TRIES;
+	bool ours = false;
+
+	if (pr && pt)
+		ours = dir_ours(x, dfd, OURS_DEPTH, &left, pr, pt);
+	if (pt)
+		secure_zero(pt, CONTENT_PLAIN_BS);
+	free(pt);
+	free(pr);
+	return ours;
 }
 
 static int cmp_u64(const void *a, const void *b);

@@ -259,6 +259,12 @@ int check_blocks(struct fctx *x, int fd, uint64_t size, const uint8_t *id,
 		 uint64_t **bad, size_t *nbad, size_t *capbad);
 /* Blocks of a file of size bytes (0 for size <= 18). */
 uint64_t check_nblocks(const struct fctx *x, uint64_t size);
+/* Something in the directory open at dfd (or a few levels below) was
+ * written with the master key: a regular file one of whose first blocks
+ * with data authenticates under its header, or a symlink whose target
+ * authenticates. Looks at a bounded number of objects; false when none of
+ * them is ours. */
+bool check_dir_ours(struct fctx *x, int dfd);
 
 /* ---- quarantine.c ----------------------------------------------------- */
 

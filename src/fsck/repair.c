@@ -395,8 +395,9 @@ out:
 	return rc;
 }
 
-/* Is dir name in dfd a directory without a valid diriv (not ours)? */
-static bool foreign_dir(int dfd, const char *name)
+/* Is dir name in dfd a directory without a valid diriv and with nothing
+ * of ours in it? */
+static bool foreign_dir(struct fctx *x, int dfd, const char *name)
 {
 	uint8_t iv[NAMES_DIRIV_LEN];
 	size_t len;
@@ -405,7 +406,10 @@ static bool foreign_dir(int dfd, const char *name)
 
 	if (fd < 0)
 		return false;
-	r = walk_read_diriv(fd, NAMES_DIRIV_FILE, iv, &len) != 0;
+	/* without its IV it may still be ours (its name damaged too):
+	 * moving it away would take its intact files out of the view */
+	r = walk_read_diriv(fd, NAMES_DIRIV_FILE, iv, &len) != 0 &&
+	    !check_dir_ours(x, fd);
 	close(fd);
 	return r;
 }
@@ -665,7 +669,7 @@ static bool stranger(struct rctx *r, int dfd, const struct obj *o)
 		       (o->st.st_size > 0 &&
 			o->st.st_size < CONTENT_HEADER_LEN);
 	if (S_ISDIR(o->st.st_mode))
-		return x->np->diriv && foreign_dir(dfd, o->cur);
+		return x->np->diriv && foreign_dir(x, dfd, o->cur);
 	if (S_ISLNK(o->st.st_mode)) {
 		char t[4097], d[4097];
 		ssize_t tl = readlinkat(dfd, o->cur, t, sizeof(t) - 1);

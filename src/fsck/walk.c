@@ -796,9 +796,13 @@ static int open_child(struct fctx *x, struct frame *f, struct fdent *e,
 		return rc;
 	}
 	if (!e->pname && !x->np->plaintext && x->np->diriv &&
-	    walk_read_diriv(fd, NAMES_DIRIV_FILE, iv, &len)) {
-		/* no name and no IV: not a gocryptfs directory, as
-		 * gocryptfs sees it too (it shows neither) */
+	    walk_read_diriv(fd, NAMES_DIRIV_FILE, iv, &len) &&
+	    !check_dir_ours(x, fd)) {
+		/* no name, no IV and nothing in it written with our key:
+		 * not a gocryptfs directory, as gocryptfs sees it too (it
+		 * shows neither). With a file of ours in it, it is one of
+		 * ours damaged twice: checked like one whose IV alone is
+		 * lost, so -repair gives it an IV and its entries names. */
 		close(fd);
 		note(x, f, e->name, "not checked inside: a directory "
 		     "without " NAMES_DIRIV_FILE " (made by another "

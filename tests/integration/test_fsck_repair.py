@@ -5,6 +5,7 @@ the repair would remove is left in place when its copy in the quarantine
 cannot be complete."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -123,6 +124,74 @@ def test_a_damaged_header_and_blocks_0_to_7(bases, tmp_path, mounter,
     assert len(got) == len(data)
     assert got[:8 * 4096] == bytes(8 * 4096)
     assert got[8 * 4096:] == data[8 * 4096:]
+
+
+def _recovered(pairs, rel):
+    """fu.canonical pairs after rel (a directory in the root) and its
+    entries got recovery names; the levels below keep theirs (their IVs
+    are intact)."""
+    out = []
+    for k, v in pairs:
+        if k == rel or k.startswith(rel + "/"):
+            parts = k.split("/")
+            parts[:2] = ["recovered-*"] * len(parts[:2])
+            k = "/".join(parts)
+        out.append((k, v))
+    return sorted(out)
+
+
+def test_a_directory_without_its_iv_and_its_name(bases, tmp_path, mounter):
+    """A directory whose gocryptfs.diriv is lost and whose name lost a
+    character (so it does not decrypt): it holds files of ours, so
+    -repair gives it a new IV and recovery names, as when only one of the
+    two is damaged, and every file in it and below it reads as before;
+    none of them goes to the quarantine (it was once taken for a directory
+    another program made and moved whole to the quarantine: its files
+    vanished from the plaintext view, and the run said repaired)."""
+    cd = bases().copy(str(tmp_path / "c"))
+    want = fu.expected(cd)
+    os.unlink(os.path.join(cd.b("sub"), "gocryptfs.diriv"))
+    cname = cd.names["sub"]
+    os.rename(cd.b("sub"), os.path.join(cd.path, cname[:-1]))
+    v = fu.vfsck(cd)
+    assert v.returncode == 26, v.out
+    assert "not checked inside" not in v.out, v.out
+    assert fu.summary(v.out) == fu.summary(fu.gfsck(cd).out) == ONE
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 0, r.out
+    m = re.search(r"repair summary: (\d+) of (\d+) problems repaired",
+                  r.out)
+    assert m and m.group(1) == m.group(2), r.out
+    # only the long name's old .name file (its entry has a new name)
+    assert all(n == "report.txt" or n.endswith(".name")
+               for n in os.listdir(fu.quarantine_of(r.out))), r.out
+    v2 = fu.vfsck(cd)
+    assert fu.summary(v2.out) == "fsck summary: no problems found", v2.out
+    want["xattrs"]["sub"] = None  # read by its old name
+    got = fu.mounted_trees(mounter, cd, util.GOCRYPTFS_BIN)
+    assert fu.canonical(got) == _recovered(fu.canonical(want), "sub")
+
+
+def test_a_foreign_directory_goes_to_the_quarantine(bases, tmp_path,
+                                                    mounter):
+    """A directory another program made in the cipherdir (no diriv, a name
+    that does not decrypt, nothing in it written with our key) is still
+    moved whole to the quarantine, and the view stays as it was."""
+    cd = bases().copy(str(tmp_path / "c"))
+    want = fu.expected(cd)
+    os.mkdir(os.path.join(cd.path, "Xforeign"))
+    util.write_file(os.path.join(cd.path, "Xforeign", "notes.txt"),
+                    b"not encrypted, " * 100)
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 0, r.out
+    qdir = fu.quarantine_of(r.out)
+    q = [n for n in os.listdir(qdir) if n.endswith("-Xforeign")]
+    assert len(q) == 1, r.out
+    with open(os.path.join(qdir, q[0], "notes.txt"), "rb") as f:
+        assert f.read() == b"not encrypted, " * 100
+    assert not os.path.exists(os.path.join(cd.path, "Xforeign"))
+    got = fu.mounted_trees(mounter, cd, util.GOCRYPTFS_BIN)
+    assert fu.canonical(got) == fu.canonical(want)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a ramfs")
