@@ -51,13 +51,16 @@
  * touched: its daemon is the caller. */
 int fs_mount_devno(const char *mnt, char *out, size_t cap)
 {
-	char line[8192], path[PATH_MAX];
+	char *line = NULL, path[PATH_MAX];
+	size_t len = 0;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	int rc = -ENOENT;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	/* whole lines, however long (a fragment of a long one, taken for a
+	 * line, could name our mount point with another device) */
+	while (getline(&line, &len, f) > 0) {
 		char *save = NULL, *id, *dev, *p;
 		size_t o = 0;
 
@@ -86,6 +89,7 @@ int fs_mount_devno(const char *mnt, char *out, size_t cap)
 			rc = 0;
 		}
 	}
+	free(line);
 	fclose(f);
 	return rc;
 }

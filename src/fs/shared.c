@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -203,14 +204,15 @@ whole:
  * "nfs4", ...). */
 static int fstype_of(dev_t dev, char *out, size_t cap)
 {
-	char line[8192], want[64];
+	char *line = NULL, want[64];
+	size_t len = 0;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	int rc = -ENOENT;
 
 	if (!f)
 		return -errno;
 	snprintf(want, sizeof(want), "%u:%u", major(dev), minor(dev));
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &len, f) > 0) { /* whole lines, however long */
 		char *save = NULL, *tok, *sep;
 		int i;
 
@@ -229,6 +231,7 @@ static int fstype_of(dev_t dev, char *out, size_t cap)
 			rc = 0;
 		}
 	}
+	free(line);
 	fclose(f);
 	return rc;
 }
