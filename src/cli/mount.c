@@ -337,6 +337,11 @@ int cli_mount(const struct args *a)
 		cli_err("-acl needs extended attributes: not with -noxattr");
 		return EXIT_USAGE;
 	}
+	if (!fs_fuse_opts_ok(a->fuse_opts)) {
+		cli_err("-o %s: not a veilfs flag, and FUSE refuses it",
+			a->fuse_opts);
+		return EXIT_USAGE;
+	}
 	ex = cli_check_cipherdir(a->pos[0]);
 	if (ex)
 		return ex;

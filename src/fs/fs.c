@@ -488,6 +488,25 @@ static unsigned fd_budget(void)
 	return (unsigned)n;
 }
 
+bool fs_fuse_opts_ok(const char *fuse_opts)
+{
+	char prog[] = "veilfs", o[] = "-o";
+	char *argv[] = { prog, o, (char *)(uintptr_t)fuse_opts, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct fuse_lowlevel_ops ops;
+	struct fuse_session *se;
+
+	if (!fuse_opts || !*fuse_opts)
+		return true;
+	memset(&ops, 0, sizeof(ops));
+	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	fuse_opt_free_args(&args);
+	if (!se)
+		return false;
+	fuse_session_destroy(se);
+	return true;
+}
+
 /* Worker threads at most (libfuse's default is 10). */
 #define FS_MAX_THREADS 64
 

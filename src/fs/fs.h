@@ -83,5 +83,9 @@ int fs_new(struct fs **out, const struct fs_options *opt,
  * clean unmount. *is_daemon_parent tells the caller which one it is. */
 int fs_run(struct fs *fs, bool *is_daemon_parent);
 void fs_free(struct fs *fs);
+/* Whether FUSE takes every option of the -o items that are no veilfs flag
+ * (fuse_opts, may be NULL): asked before the password, so that a typo is
+ * a usage error at once (libfuse prints which option it refused). */
+bool fs_fuse_opts_ok(const char *fuse_opts);
 
 #endif

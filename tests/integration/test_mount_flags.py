@@ -789,3 +789,24 @@ def test_a_flag_given_directly_wins_over_o(mounter, gocryptfs, order):
                    if ln.split()[4] == m.mnt]
         assert src == ["fromflag"], b
         mounter.unmount(m)
+
+
+def test_an_o_item_nobody_takes_is_a_usage_error(mounter, gocryptfs,
+                                                tmp_path):
+    """-o bogus: exit 1 before any password is read, as gocryptfs (veilfs
+    asked for the password, decrypted the master key and then failed with
+    exit 11). Options FUSE or the kernel take still pass."""
+    cipherdir = mounter.init()
+    mnt = str(tmp_path / "m")
+    os.mkdir(mnt)
+    missing = str(tmp_path / "no-such-passfile")
+    for b in (util.VEILFS_BIN, gocryptfs):
+        p = subprocess.run([b, "-passfile", missing, "-o", "bogus",
+                            cipherdir, mnt], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=60 * util.SLOW)
+        assert p.returncode == 1, (b, p.stderr)
+        assert b"bogus" in p.stderr
+        assert not os.path.ismount(mnt)
+    m = _mount(mounter, cipherdir, util.VEILFS_BIN, ["-o", "noatime"])
+    util.write_file(m.p("f"), b"x")
+    mounter.unmount(m)
