@@ -33,6 +33,21 @@ def _read(mounter, cd, rel):
         mounter.unmount(m)
 
 
+def _damage_header(p, header, at, bit):
+    """Damage the header of backing file p: its version (header ==
+    "version"), or bit of the file ID's byte at offset at."""
+    fu.writable(p)
+    with open(p, "r+b") as f:
+        if header == "version":
+            f.seek(0)
+            f.write(b"\x00\x07")
+        else:
+            f.seek(at)
+            b = f.read(1)
+            f.seek(at)
+            f.write(bytes([b[0] ^ bit]))
+
+
 @pytest.mark.parametrize("header", ["version", "file_id"])
 def test_a_damaged_header_and_block_0(bases, tmp_path, mounter, header):
     """A file of five blocks whose header (its version bytes, or one bit
@@ -43,16 +58,7 @@ def test_a_damaged_header_and_block_0(bases, tmp_path, mounter, header):
     given up and the whole file zeroed)."""
     cd = bases().copy(str(tmp_path / "c"))
     p = cd.b("big.bin")
-    fu.writable(p)
-    with open(p, "r+b") as f:
-        if header == "version":
-            f.seek(0)
-            f.write(b"\x00\x07")
-        else:
-            f.seek(9)
-            b = f.read(1)
-            f.seek(9)
-            f.write(bytes([b[0] ^ 1]))
+    _damage_header(p, header, 9, 1)
     fu.flip(p, fu.block_off(cd, 0))
     v = fu.vfsck(cd)
     assert v.returncode == 26, v.out
@@ -98,16 +104,7 @@ def test_a_damaged_header_and_blocks_0_to_7(bases, tmp_path, mounter,
     data = util.rand_bytes(20 * 4096, 11)
     name = _add_file(mounter, cd, "twenty.bin", data)
     p = os.path.join(cd.path, name)
-    fu.writable(p)
-    with open(p, "r+b") as f:
-        if header == "version":
-            f.seek(0)
-            f.write(b"\x00\x07")
-        else:
-            f.seek(5)
-            b = f.read(1)
-            f.seek(5)
-            f.write(bytes([b[0] ^ 4]))
+    _damage_header(p, header, 5, 4)
     for k in range(8):
         fu.flip(p, fu.block_off(cd, k))
     v = fu.vfsck(cd)
