@@ -94,7 +94,8 @@ static bool served(const char *dir, char *where, size_t cap)
 	busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 	close(fd); /* lets go of the lock if we got it */
 	if (busy)
-		snprintf(where, cap, "a mount of a veilfs daemon");
+		snprintf(where, cap, "a mount point mountinfo does not name "
+			 "(a veilfs daemon serves it)");
 	return busy;
 }
 
