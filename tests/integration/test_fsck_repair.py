@@ -33,6 +33,16 @@ def _read(mounter, cd, rel):
         mounter.unmount(m)
 
 
+def _one_problem_repaired(cd, v):
+    """v (veilfs -fsck of cd) found one problem, as gocryptfs -fsck does;
+    -repair mends it and a new check finds none."""
+    assert fu.summary(v.out) == ONE
+    assert fu.summary(fu.gfsck(cd).out) == ONE
+    r = fu.vfsck(cd, "-repair")
+    assert r.returncode == 0, r.out
+    assert fu.summary(fu.vfsck(cd).out) == "fsck summary: no problems found"
+
+
 def _damage_header(p, header, at, bit):
     """Damage the header of backing file p: its version (header ==
     "version"), or bit of the file ID's byte at offset at."""
@@ -65,11 +75,7 @@ def test_a_damaged_header_and_block_0(bases, tmp_path, mounter, header):
     assert fu.problems(v.out) == [
         'fsck: file "/big.bin" (ciphertext "%s"): header is damaged '
         '(restorable); corrupt block 0 of 5' % cd.names["big.bin"]], v.out
-    assert fu.summary(v.out) == ONE
-    assert fu.summary(fu.gfsck(cd).out) == ONE
-    r = fu.vfsck(cd, "-repair")
-    assert r.returncode == 0, r.out
-    assert fu.summary(fu.vfsck(cd).out) == "fsck summary: no problems found"
+    _one_problem_repaired(cd, v)
     got = _read(mounter, cd, "big.bin")
     want = cd.plain["big.bin"]
     assert len(got) == len(want)
@@ -112,11 +118,7 @@ def test_a_damaged_header_and_blocks_0_to_7(bases, tmp_path, mounter,
     assert fu.problems(v.out) == [
         'fsck: file "/twenty.bin" (ciphertext "%s"): header is damaged '
         '(restorable); corrupt blocks 0-7 of 20' % name], v.out
-    assert fu.summary(v.out) == ONE
-    assert fu.summary(fu.gfsck(cd).out) == ONE
-    r = fu.vfsck(cd, "-repair")
-    assert r.returncode == 0, r.out
-    assert fu.summary(fu.vfsck(cd).out) == "fsck summary: no problems found"
+    _one_problem_repaired(cd, v)
     got = _read(mounter, cd, "twenty.bin")
     assert len(got) == len(data)
     assert got[:8 * 4096] == bytes(8 * 4096)
